@@ -1,0 +1,5 @@
+"""`python -m browser_copilot`."""
+
+from browser_copilot.cli import main
+
+raise SystemExit(main())

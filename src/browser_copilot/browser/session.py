@@ -1,0 +1,322 @@
+"""`BrowserSession`: the user's browser, attached through one persistent @playwright/mcp session.
+
+Attach order (F10-F12): the configured `CDP_ENDPOINT`; a `DevToolsActivePort` file of an installed
+Chrome/Edge/Chromium profile (the Chrome 144+ toggle) or of the app's own profile; else, if allowed,
+launch the installed browser with the app's dedicated profile. A browser the app did not launch is
+never closed or killed.
+
+Recovery: the browser gone (connection refused, target closed) -> relaunch it if the app launched it,
+else look for it again and report `BrowserUnavailable` while it is not back; the MCP server process
+gone -> restart the session once and say so. The model's code is only re-sent when it cannot have
+run (the connection was refused before it started).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from browser_copilot.browser import endpoints
+from browser_copilot.browser.endpoints import Endpoint
+from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
+from browser_copilot.browser.launcher import has_display as _has_display
+from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec
+from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
+from browser_copilot.config import Settings
+from browser_copilot.errors import (
+    BrowserNotFound,
+    BrowserUnavailable,
+    McpUnavailable,
+    NavigationError,
+)
+
+log = logging.getLogger(__name__)
+
+Notice = Callable[[str], None]
+
+_BROWSER_GONE = (
+    "ECONNREFUSED",
+    "Target page, context or browser has been closed",
+    "Browser has been closed",
+    "browser has disconnected",
+    "Target closed",
+    "WebSocket error",
+    "socket hang up",
+    "connectOverCDP",
+)
+_NOTHING_RAN = ("ECONNREFUSED", "connectOverCDP")
+
+_ENSURE_AGENT_TAB = """async (page) => {
+  const hint = %s;
+  const blank = (u) => u === 'about:blank' || /^(chrome|edge):\\/\\/(newtab|new-tab-page)/.test(u);
+  const pages = page.context().pages();
+  let target = hint ? pages.find((p) => p.url() === hint) : undefined;
+  if (!target && blank(page.url())) target = page;
+  let created = false;
+  if (!target) { target = await page.context().newPage(); created = true; }
+  return { index: page.context().pages().indexOf(target), current: target === page, created };
+}"""
+
+_LIST_TABS = """async (page) => {
+  // A real round trip, which fails when the browser has gone (a navigation may interrupt it).
+  await page.evaluate('0').catch((e) => { if (!/context was destroyed|navigat/i.test(String(e))) throw e; });
+  return Promise.all(page.context().pages().map(async (p, index) => ({
+    index, url: p.url(), title: await p.title().catch(() => ''), current: p === page })));
+}"""
+
+_GOTO = """async (page) => {
+  const response = await page.goto(%s, { waitUntil: 'domcontentloaded' });
+  return { url: page.url(), title: await page.title(), status: response ? response.status() : null };
+}"""
+
+
+def browser_gone(error: str | None) -> bool:
+    return error is not None and any(marker in error for marker in _BROWSER_GONE)
+
+
+def check_navigable(url: str) -> str:
+    """http(s) and about:blank only (F46); returns the URL or raises `ValueError` saying why."""
+    scheme = urlsplit(url).scheme.lower()
+    if url == "about:blank" or (scheme in ("http", "https") and urlsplit(url).hostname):
+        return url
+    raise ValueError(f"{url!r}: only http(s) URLs and about:blank may be opened")
+
+
+class BrowserSession:
+    """The attached browser plus the MCP session; use as `async with BrowserSession(...) as b:`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        notice: Notice | None = None,
+        root: Path | None = None,
+        extra_profile_roots: list[Path] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._notice = notice or (lambda message: log.info("%s", message))
+        self._root = root
+        self._extra_roots = extra_profile_roots or []
+        self.endpoint: Endpoint | None = None
+        self.launched: LaunchedBrowser | None = None
+        self.mcp: McpConnection | None = None
+        self.spec: ServerSpec | None = None
+        self._agent_url: str | None = None
+        self._lock = asyncio.Lock()
+        self.restarts = {"mcp": 0, "browser": 0}
+
+    async def __aenter__(self) -> BrowserSession:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    # ----- attach -----------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        try:
+            self.endpoint = await self._resolve(allow_launch=self.settings.browser_auto_launch)
+            await self._start_mcp()
+            await self._ensure_agent_tab()
+        except BaseException:
+            await self.close()
+            raise
+
+    def _roots(self) -> list[Path]:
+        return [*endpoints.profile_roots(), self.settings.profile_dir, *self._extra_roots]
+
+    async def _resolve(self, *, allow_launch: bool) -> Endpoint:
+        configured = self.settings.cdp_endpoint
+        found = await asyncio.to_thread(endpoints.probe, configured)
+        if found is not None:
+            return found
+        found = await asyncio.to_thread(endpoints.find_active_port, self._roots())
+        if found is not None:
+            self._notice(f"Found a browser through {found.detail}.")
+            if found.url.startswith("ws"):
+                self._notice("If the browser asks whether to allow remote debugging, allow it.")
+            return found
+        if not allow_launch:
+            raise BrowserNotFound(
+                f"No browser answers at {configured} and no DevToolsActivePort file was found. "
+                "Fix: start Chrome/Edge with --remote-debugging-port="
+                f"{urlsplit(configured).port} --user-data-dir=<a folder>, or turn on "
+                "chrome://inspect/#remote-debugging (Chrome 144+), or set BROWSER_AUTO_LAUNCH=true."
+            )
+        return await self._launch(urlsplit(configured).port or 9222)
+
+    async def _launch(self, port: int) -> Endpoint:
+        executable = find_executable(self.settings.browser_executable)
+        headless = self.settings.browser_headless == "true" or (
+            self.settings.browser_headless == "auto" and not _has_display()
+        )
+        mode = "headless" if headless else "with a window"
+        self._notice(f"Launching {executable} {mode} (profile {self.settings.profile_dir}).")
+        self.launched = await asyncio.to_thread(
+            launch,
+            executable=executable,
+            profile_dir=self.settings.profile_dir,
+            preferred_port=port,
+            headless=headless,
+            log_file=self.settings.logs_dir / "browser.log",
+        )
+        return self.launched.endpoint
+
+    async def _start_mcp(self) -> None:
+        assert self.endpoint is not None
+        self.spec = await asyncio.to_thread(
+            build_server_spec,
+            cdp_endpoint=self.endpoint.url,
+            data_dir=self.settings.data_dir,
+            sandbox=self.settings.mcp_sandbox,
+            root=self._root,
+        )
+        for note in self.spec.notes:
+            self._notice(note)
+        self.mcp = McpConnection(self.spec)
+        await self.mcp.start()
+
+    async def _ensure_agent_tab(self) -> None:
+        """Work in a tab of our own: never navigate the user's current tab away."""
+        code = _ENSURE_AGENT_TAB % json.dumps(self._agent_url)
+        result = await self._call(code, timeout=60)
+        if not result.ok:
+            if browser_gone(result.error):
+                raise BrowserUnavailable(f"the browser did not accept the connection: {result.error}")
+            raise BrowserUnavailable(f"could not open the agent's tab: {result.error}")
+        info = result.value
+        if isinstance(info, dict) and not info.get("current"):
+            assert self.mcp is not None
+            await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+
+    # ----- calls ------------------------------------------------------------------------------
+
+    async def _call(self, code: str, *, timeout: float) -> CodeResult:
+        if self.mcp is None:
+            raise McpUnavailable("the browser session is closed")
+        text, is_error = await self.mcp.call(self.mcp.code_tool_name, {"code": code}, timeout=timeout)
+        return parse_code_result(text, is_error=is_error)
+
+    async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
+        """Run `async (page) => {...}` in the agent's tab, recovering from a lost server or browser.
+
+        `idempotent` code (observations, tab lists) is re-sent after a recovery; other code only when
+        it cannot have run. Raises `BrowserUnavailable` / `McpUnavailable` when recovery fails.
+        """
+        async with self._lock:
+            try:
+                result = await self._call(code, timeout=timeout)
+            except McpUnavailable as exc:
+                await self._restart_mcp(str(exc))
+                if not idempotent:
+                    return CodeResult(
+                        ok=False,
+                        error="The browser tool was restarted (its server process had stopped); "
+                        "the code may not have run. Observe the page, then try again.",
+                    )
+                result = await self._call(code, timeout=timeout)
+            if result.ok or not browser_gone(result.error):
+                self._remember(result)
+                return result
+            nothing_ran = any(marker in (result.error or "") for marker in _NOTHING_RAN)
+            already_back = await self._recover_browser(result.error or "")
+            # A browser that was back before we looked died before this call, not during it.
+            if idempotent or nothing_ran or already_back:
+                result = await self._call(code, timeout=timeout)
+                self._remember(result)
+            return result
+
+    def _remember(self, result: CodeResult) -> None:
+        if result.page_url:
+            self._agent_url = result.page_url
+
+    async def _restart_mcp(self, reason: str) -> None:
+        self.restarts["mcp"] += 1
+        self._notice(f"The browser tool's server stopped ({reason.split('. ')[0]}); restarting it.")
+        if self.mcp is not None:
+            await self.mcp.close()
+        try:
+            await self._start_mcp()
+            await self._ensure_agent_tab()
+        except McpUnavailable as exc:
+            raise McpUnavailable(f"restarting the MCP server failed: {exc}") from exc
+        self._notice("The browser tool is back.")
+
+    async def _recover_browser(self, error: str) -> bool:
+        """Bring the browser back; True when it was already back (a user's restarted browser)."""
+        self.restarts["browser"] += 1
+        already_back = self.launched is None
+        if self.launched is not None:
+            self._notice("The browser the app launched has gone; launching it again.")
+            await asyncio.to_thread(self.launched.close)
+            self.launched = None
+            endpoint = await self._launch(self.endpoint.port if self.endpoint else 9222)
+        else:
+            try:
+                endpoint = await self._resolve(allow_launch=False)
+            except BrowserNotFound:
+                raise BrowserUnavailable(
+                    f"The browser at {self.endpoint.url if self.endpoint else '?'} has gone "
+                    f"({error.splitlines()[0][:120]}). Fix: start it again (the app never closes "
+                    "a browser it did not launch); the session and its state are kept."
+                ) from None
+        if self.endpoint is None or endpoint.url != self.endpoint.url:
+            self.endpoint = endpoint
+            if self.mcp is not None:
+                await self.mcp.close()
+            await self._start_mcp()
+        self.endpoint = endpoint
+        await self._ensure_agent_tab()
+        self._notice(f"Browser attached again at {endpoint.url}.")
+        return already_back
+
+    # ----- conveniences -----------------------------------------------------------------------
+
+    async def tabs(self) -> list[Tab]:
+        result = await self.run_code(_LIST_TABS, timeout=30, idempotent=True)
+        if not result.ok or not isinstance(result.value, list):
+            raise BrowserUnavailable(f"could not list tabs: {result.error}")
+        return [
+            Tab(int(t["index"]), str(t["title"]), str(t["url"]), bool(t["current"])) for t in result.value
+        ]
+
+    async def goto(self, url: str, *, timeout: float = 60.0) -> dict[str, Any]:
+        """Navigate the agent's tab; returns url, title and HTTP status."""
+        try:
+            target = check_navigable(url)
+        except ValueError as exc:
+            raise NavigationError(str(exc)) from None
+        result = await self.run_code(_GOTO % json.dumps(target), timeout=timeout)
+        if not result.ok:
+            raise NavigationError(f"could not open {url}: {result.error}")
+        value: dict[str, Any] = result.value
+        return value
+
+    async def round_trip_ms(self) -> float:
+        started = time.perf_counter()
+        result = await self.run_code("async () => 1", timeout=30, idempotent=True)
+        if not result.ok:
+            raise BrowserUnavailable(f"trivial code failed: {result.error}")
+        return (time.perf_counter() - started) * 1000
+
+    async def close(self) -> None:
+        """Stop the MCP server; close the browser only if this app launched it (and may)."""
+        if self.mcp is not None:
+            await self.mcp.close()
+            self.mcp = None
+        if self.launched is not None and not self.settings.browser_keep_open:
+            await asyncio.to_thread(self.launched.close)
+            self.launched = None
+
+
+__all__ = ["INSTALL_HINT", "BrowserSession", "browser_gone", "check_navigable"]

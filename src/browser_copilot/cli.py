@@ -1,0 +1,137 @@
+"""Command line: `chat` (default), `doctor`, `observe URL`.
+
+Exit codes: 0 success; 1 a check or command failed; 2 bad configuration or usage;
+3 the browser or the MCP server could not be used; 130 interrupted (Ctrl+C); 143 SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from browser_copilot import __version__
+from browser_copilot.config import Settings, load_settings
+from browser_copilot.errors import (
+    BrowserError,
+    ConfigError,
+    CopilotError,
+    McpError,
+    NavigationError,
+)
+from browser_copilot.logs import setup_logging
+from browser_copilot.ui.theme import make_console
+
+EXIT_FAILED, EXIT_CONFIG, EXIT_BROWSER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="browser-copilot",
+        description="An agent that works in your own logged-in Chrome/Edge.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        default=Path(".env"),
+        help="settings file to read (default: ./.env)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("chat", help="interactive terminal chat (the default)")
+    commands.add_parser("doctor", help="check browser, MCP server, code tool, LLM and data dir")
+    observe = commands.add_parser("observe", help="open URL in the agent's tab and print it as JSON")
+    observe.add_argument("url", help="an http(s) URL or about:blank")
+    return parser
+
+
+async def _observe(settings: Settings, console: Console, url: str) -> int:
+    from browser_copilot.browser.session import BrowserSession
+
+    err = make_console(sys.stderr)
+    async with BrowserSession(
+        settings, notice=lambda text: err.print(f"[notice]{escape(text)}[/notice]")
+    ) as browser:
+        page = await browser.goto(url)
+        tabs = await browser.tabs()
+    payload = {
+        "url": page["url"],
+        "title": page["title"],
+        "status": page["status"],
+        "tabs": [{"index": t.index, "title": t.title, "url": t.url, "current": t.current} for t in tabs],
+    }
+    console.print_json(json.dumps(payload, ensure_ascii=False))
+    return 0
+
+
+def _run(coro: Coroutine[Any, Any, int]) -> int:
+    """Run the command; SIGTERM cancels it like Ctrl+C so every `async with` cleans up."""
+
+    async def guarded() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        terminated = False
+
+        def on_term() -> None:
+            nonlocal terminated
+            terminated = True
+            task.cancel()
+
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows has none
+            loop.add_signal_handler(signal.SIGTERM, on_term)
+        try:
+            return await coro
+        except asyncio.CancelledError:
+            if terminated:
+                return EXIT_TERMINATED
+            raise
+
+    try:
+        return asyncio.run(guarded())
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = make_console()
+    err = make_console(sys.stderr)
+    try:
+        settings = load_settings(args.env_file)
+    except ConfigError as exc:
+        err.print("[error]Configuration error[/error] (fix these in .env or the environment):")
+        for problem in exc.problems:
+            err.print(f"  - {escape(problem)}")
+        return EXIT_CONFIG
+    log_file = setup_logging(settings)
+    command = args.command or "chat"
+    try:
+        if command == "doctor":
+            from browser_copilot.doctor import run_doctor
+
+            return _run(run_doctor(settings, console, env_file=args.env_file))
+        if command == "observe":
+            return _run(_observe(settings, console, args.url))
+        from browser_copilot.ui.chat import run_chat
+
+        return _run(run_chat(settings, console, env_file=args.env_file))
+    except NavigationError as exc:
+        err.print(f"[error]Navigation failed:[/error] {escape(str(exc))}")
+        return EXIT_FAILED
+    except (BrowserError, McpError) as exc:
+        err.print(f"[error]Browser unavailable:[/error] {escape(str(exc))}")
+        err.print(f"[muted]Run `main.py doctor` for a step-by-step check. Log: {log_file}[/muted]")
+        return EXIT_BROWSER
+    except CopilotError as exc:
+        err.print(f"[error]Error:[/error] {escape(str(exc))}")
+        return EXIT_FAILED

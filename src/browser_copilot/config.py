@@ -1,0 +1,228 @@
+"""Settings: one object, read once from the environment and `.env`, then passed down.
+
+Every field is documented in `.env.example` (a test keeps the two in sync). Invalid values fail fast
+with a `ConfigError` whose lines name the variable and the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from dotenv import dotenv_values
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from browser_copilot.errors import ConfigError
+
+HeadlessMode = Literal["auto", "true", "false"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+_PLACEHOLDER = re.compile(
+    r"^(your[_-].*|.*[_-]here|<.*>|\{.*\}|x{4,}|\*{3,}|\.{3,}|changeme|change[_-]me|todo|tbd|"
+    r"none|null|placeholder|api[_-]?key|sk-(\.\.\.|x+|your.*|\*+)|sk-\.{3}.*)$",
+    re.IGNORECASE,
+)
+
+
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/browser-copilot`, or `~/.local/share/browser-copilot`."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "browser-copilot"
+
+
+# Fix hints shown with validation errors, by environment variable.
+_FIXES: dict[str, str] = {
+    "LLM_BASE_URL": "an http(s) URL of an OpenAI-compatible API, e.g. https://api.openai.com/v1 "
+    "or http://127.0.0.1:11434/v1 for Ollama",
+    "LLM_API_KEY": "your provider's API key (leave it empty for a local server such as Ollama)",
+    "LLM_MODEL": "a model name your endpoint serves, e.g. gpt-4.1-mini or qwen3:8b",
+    "LLM_TEMPERATURE": "a number from 0 to 2 (0 is the most deterministic)",
+    "LLM_VISION": "true or false",
+    "LLM_TIMEOUT": "seconds to wait for one LLM answer, a number above 0",
+    "CDP_ENDPOINT": "http://127.0.0.1:9222 or a ws://127.0.0.1:PORT/devtools/browser/ID URL",
+    "BROWSER_AUTO_LAUNCH": "true or false",
+    "BROWSER_EXECUTABLE": "the full path of chrome, msedge or chromium, e.g. /usr/bin/chromium",
+    "BROWSER_HEADLESS": "auto (headless only when there is no display), true or false",
+    "BROWSER_PROFILE_DIR": "a folder the app may create and own",
+    "BROWSER_KEEP_OPEN": "true or false",
+    "MAX_TOOL_STEPS": "a whole number from 1 to 200",
+    "DATA_DIR": "a folder the app may create and write to",
+    "LOG_LEVEL": "DEBUG, INFO, WARNING or ERROR",
+    "MCP_SANDBOX": "true or false",
+}
+
+
+class Settings(BaseSettings):
+    """All configuration of Browser Copilot. Environment variables win over `.env`."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        env_ignore_empty=True,
+        extra="ignore",
+        case_sensitive=False,
+        validate_default=True,
+    )
+
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("LLM_API_KEY", "OPENAI_API_KEY")
+    )
+    llm_model: str | None = None
+    llm_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    llm_vision: bool = False
+    llm_timeout: float = Field(default=60.0, gt=0.0)
+
+    cdp_endpoint: str = "http://127.0.0.1:9222"
+    browser_auto_launch: bool = True
+    browser_executable: Path | None = None
+    browser_headless: HeadlessMode = "auto"
+    browser_profile_dir: Path | None = None
+    browser_keep_open: bool = False
+
+    max_tool_steps: int = Field(default=10, ge=1, le=200)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    log_level: LogLevel = "INFO"
+    mcp_sandbox: bool = True
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _check_llm_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value.strip().rstrip("/")
+
+    @field_validator("llm_api_key")
+    @classmethod
+    def _check_api_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value().strip()
+        if _PLACEHOLDER.match(raw):
+            raise ValueError("looks like a placeholder, not a real key")
+        if any(ch.isspace() for ch in raw):
+            raise ValueError("contains white space; copy the key again without spaces")
+        return SecretStr(raw)
+
+    @field_validator("llm_model")
+    @classmethod
+    def _check_model(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if _PLACEHOLDER.match(value.strip()):
+            raise ValueError("looks like a placeholder, not a model name")
+        return value.strip()
+
+    @field_validator("cdp_endpoint")
+    @classmethod
+    def _check_cdp(cls, value: str) -> str:
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
+            raise ValueError(f"{value!r} is not an http(s):// or ws(s):// URL")
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"{value!r} has an invalid port") from exc
+        if port is None:
+            raise ValueError(f"{value!r} has no port (Chrome's default is 9222)")
+        return value.strip().rstrip("/") if parts.scheme.startswith("http") else value.strip()
+
+    @field_validator("browser_executable", "browser_profile_dir", "data_dir", mode="before")
+    @classmethod
+    def _expand_path(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return Path(os.path.expandvars(value)).expanduser()
+        if isinstance(value, Path):
+            return value.expanduser()
+        return value
+
+    @field_validator("browser_executable")
+    @classmethod
+    def _check_executable(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        if not value.is_file() or not os.access(value, os.X_OK):
+            raise ValueError(f"{str(value)!r} is not an executable file")
+        return value
+
+    @field_validator("browser_headless", mode="before")
+    @classmethod
+    def _normalise_headless(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            aliases = {"1": "true", "yes": "true", "on": "true", "0": "false", "no": "false"}
+            return aliases.get(lowered, lowered)
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _normalise_level(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    # Derived locations, all inside the data dir unless configured otherwise.
+    @property
+    def profile_dir(self) -> Path:
+        return self.browser_profile_dir or self.data_dir / "profile"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url or self.llm_api_key or self.llm_model)
+
+
+def env_names() -> list[str]:
+    """Every environment variable `Settings` reads, in declaration order."""
+    return [name.upper() for name in Settings.model_fields]
+
+
+def _env_name(loc: tuple[int | str, ...]) -> str:
+    return str(loc[0]).upper() if loc else "?"
+
+
+def _typo_problems(env_file: Path) -> list[str]:
+    """Keys in `.env` that are not settings but look like a misspelt one."""
+    known = [*env_names(), "OPENAI_API_KEY"]
+    problems: list[str] = []
+    for key in dotenv_values(env_file):
+        upper = key.upper()
+        if upper in known:
+            continue
+        close = difflib.get_close_matches(upper, known, n=1, cutoff=0.8)
+        if close:
+            problems.append(f"{key} (in {env_file}): not a setting. Fix: did you mean {close[0]}? Rename it.")
+    return problems
+
+
+def load_settings(env_file: Path | None = Path(".env"), **overrides: Any) -> Settings:
+    """Build `Settings` from the environment, `env_file` and `overrides`, or raise `ConfigError`.
+
+    Each line of the error names the variable, what is wrong and the fix.
+    """
+    problems: list[str] = []
+    if env_file is not None and env_file.is_file():
+        problems.extend(_typo_problems(env_file))
+    try:
+        settings = Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        for error in exc.errors():
+            name = _env_name(error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            fix = _FIXES.get(name, "see .env.example")
+            problems.append(f"{name}: {message}. Fix: set {name} to {fix}.")
+        raise ConfigError(problems) from None
+    if problems:
+        raise ConfigError(problems)
+    return settings

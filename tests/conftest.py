@@ -1,0 +1,94 @@
+"""Shared fixtures: one Chromium and one MCP session for the whole run, local pages, clean settings.
+
+Browser tests fail (never skip) when Chromium is missing: CI must install it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from browser_copilot.browser.launcher import LaunchedBrowser, launch
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.config import Settings, env_names, load_settings
+from tests.support.pages import PageServer
+
+# The developer's own settings and browser profiles must not leak into the tests.
+for _name in [*env_names(), "OPENAI_API_KEY"]:
+    os.environ.pop(_name, None)
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="bc-tests-config-")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def find_chromium() -> Path | None:
+    configured = os.environ.get("CHROMIUM")
+    candidates = [configured] if configured else []
+    candidates += [shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> Path:
+    path = find_chromium()
+    if path is None:
+        pytest.fail(
+            "Chromium is not installed, and the browser tests need it. "
+            "Fix: `apt-get install chromium`, or set CHROMIUM=/path/to/chrome."
+        )
+    return path
+
+
+def start_browser(executable: Path, folder: Path, *, port: int = 0) -> LaunchedBrowser:
+    """A headless Chromium started by the *tests*: to the app it is the user's own browser."""
+    return launch(
+        executable=executable,
+        profile_dir=folder / "profile",
+        preferred_port=port,
+        headless=True,
+        log_file=folder / "browser.log",
+    )
+
+
+@pytest.fixture(scope="session")
+def external_browser(
+    chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LaunchedBrowser]:
+    browser = start_browser(chromium_executable, tmp_path_factory.mktemp("user-browser"))
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def pages() -> Iterator[PageServer]:
+    with PageServer() as server:
+        yield server
+
+
+def make_settings(data_dir: Path, **overrides: Any) -> Settings:
+    """Settings for a test: no .env, the given data dir, no auto-launch unless asked."""
+    values: dict[str, Any] = {"data_dir": data_dir, "browser_auto_launch": False}
+    values.update(overrides)
+    return load_settings(None, **values)
+
+
+@pytest_asyncio.fixture(scope="session")
+async def browser_session(
+    external_browser: LaunchedBrowser, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[BrowserSession]:
+    """The shared session: one MCP server attached to the shared Chromium over http."""
+    settings = make_settings(
+        tmp_path_factory.mktemp("shared-data"), cdp_endpoint=external_browser.endpoint.url
+    )
+    async with BrowserSession(settings, root=ROOT) as session:
+        yield session

@@ -1,0 +1,99 @@
+"""Running `main.py` as a real subprocess and reading its output as it comes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tests.support.waiting import wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def app_env(data_dir: Path, **settings: str) -> dict[str, str]:
+    """The environment for a run: the test's data dir and settings, nothing from the developer's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "BROWSER_", "CDP_"))}
+    env.pop("OPENAI_API_KEY", None)
+    env.update({"DATA_DIR": str(data_dir), "BROWSER_AUTO_LAUNCH": "false", "COLUMNS": "200"})
+    env.update(settings)
+    return env
+
+
+class App:
+    """`python main.py ARGS` with stdin as a pipe and stdout+stderr collected on a thread."""
+
+    def __init__(self, *args: str, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", *args],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+        )
+        self._chunks: list[str] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        while True:
+            chunk = self.process.stdout.read(1)
+            if not chunk:
+                return
+            with self._lock:
+                self._chunks.append(chunk)
+
+    @property
+    def output(self) -> str:
+        with self._lock:
+            return "".join(self._chunks)
+
+    def wait_for(self, text: str, *, timeout: float = 60.0, after: int = 0) -> int:
+        """Wait until `text` appears (after offset `after`); returns the offset just past it."""
+
+        def found() -> int:
+            index = self.output.find(text, after)
+            return index + len(text) if index >= 0 else 0
+
+        try:
+            return wait_until(found, timeout=timeout, what=repr(text))
+        except AssertionError:
+            raise AssertionError(f"{text!r} never appeared; output so far:\n{self.output}") from None
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def close_stdin(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+
+    def wait(self, timeout: float = 60.0) -> int:
+        code = self.process.wait(timeout)
+        self._thread.join(10)  # the rest of the output
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def run_app(*args: str, env: dict[str, str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )

@@ -1,0 +1,39 @@
+"""Bounded polling: tests wait for conditions, never for a fixed time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def wait_until(condition: Callable[[], T], *, timeout: float = 15.0, what: str = "condition") -> T:
+    """Poll `condition` until it returns a truthy value; fail the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+async def async_wait_until(
+    condition: Callable[[], T], *, timeout: float = 15.0, what: str = "condition"
+) -> T:
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)

@@ -1,0 +1,190 @@
+"""The command line as a user runs it: real subprocesses, a real browser, a scripted LLM."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from browser_copilot.browser.launcher import LaunchedBrowser
+from tests.support.app import App, app_env, run_app
+from tests.support.openai_server import ScriptedOpenAI
+from tests.support.pages import PageServer
+from tests.support.processes import alive, pids_mentioning
+from tests.support.waiting import wait_until
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
+        yield server
+
+
+def browser_env(tmp_path: Path, browser: LaunchedBrowser, **extra: str) -> dict[str, str]:
+    return app_env(tmp_path / "data", CDP_ENDPOINT=browser.endpoint.url, **extra)
+
+
+def assert_nothing_left(data_dir: Path) -> None:
+    """No process of the run (MCP server, launched browser) still mentions its data dir."""
+    wait_until(
+        lambda: not pids_mentioning(str(data_dir)),
+        timeout=15,
+        what=f"processes using {data_dir} to exit",
+    )
+
+
+def test_doctor_passes_every_check_with_a_browser_and_a_model(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI
+) -> None:
+    env = browser_env(
+        tmp_path,
+        external_browser,
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="sk-test-123",
+        LLM_MODEL="scripted-model",
+    )
+    done = run_app("doctor", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    for name in ("config", "data dir", "browser", "mcp server", "code tool", "llm"):
+        assert any(line.startswith(f"OK   {name}") for line in lines), (name, done.stdout)
+    assert "browser_run_code_unsafe" in done.stdout
+    assert "Node permission model on" in done.stdout
+    assert "round trip" in done.stdout
+    assert lines[-1] == "doctor: 6 passed, 0 failed"
+    assert alive(external_browser.pid)
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_doctor_fails_on_a_missing_model_and_says_how_to_set_it(
+    tmp_path: Path, external_browser: LaunchedBrowser
+) -> None:
+    done = run_app("doctor", env=browser_env(tmp_path, external_browser))
+    assert done.returncode == 1
+    assert "FAIL llm" in done.stdout
+    assert "fix: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL" in done.stdout
+    assert "OK   code tool" in done.stdout
+    assert done.stdout.splitlines()[-1] == "doctor: 5 passed, 1 failed"
+
+
+def test_doctor_explains_a_missing_browser(tmp_path: Path) -> None:
+    done = run_app("doctor", env=app_env(tmp_path / "data", CDP_ENDPOINT="http://127.0.0.1:9"))
+    assert done.returncode == 1
+    assert "FAIL browser" in done.stdout
+    assert "fix: start Chrome/Edge with --remote-debugging-port=9" in done.stdout
+    assert "FAIL code tool" in done.stdout
+
+
+def test_observe_prints_the_page_and_leaves_the_users_browser_running(
+    tmp_path: Path, external_browser: LaunchedBrowser, pages: PageServer
+) -> None:
+    done = run_app("observe", pages.url("index.html"), env=browser_env(tmp_path, external_browser))
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["url"] == pages.url("index.html")
+    assert payload["title"] == "Test bed home"
+    assert payload["status"] == 200
+    assert any(tab["current"] and tab["url"] == payload["url"] for tab in payload["tabs"])
+    assert alive(external_browser.pid)
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_observe_refuses_a_file_url(tmp_path: Path, external_browser: LaunchedBrowser) -> None:
+    done = run_app("observe", "file:///etc/passwd", env=browser_env(tmp_path, external_browser))
+    assert done.returncode == 1
+    assert "only http(s) URLs and about:blank" in done.stderr
+
+
+def test_a_browser_the_app_launched_is_closed_when_it_exits(
+    tmp_path: Path, chromium_executable: Path, pages: PageServer
+) -> None:
+    env = app_env(
+        tmp_path / "data",
+        CDP_ENDPOINT="http://127.0.0.1:9",
+        BROWSER_AUTO_LAUNCH="true",
+        BROWSER_EXECUTABLE=str(chromium_executable),
+        BROWSER_HEADLESS="true",
+    )
+    done = run_app("observe", pages.url("second.html"), env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["title"] == "Second page"
+    assert "Launching" in done.stderr
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_bad_configuration_exits_2_naming_the_field(tmp_path: Path) -> None:
+    env = app_env(tmp_path / "data", LLM_API_KEY="your_api_key_here", MAX_TOOL_STEPS="-3")
+    done = run_app("doctor", env=env)
+    assert done.returncode == 2
+    assert "LLM_API_KEY: looks like a placeholder" in done.stderr
+    assert "MAX_TOOL_STEPS:" in done.stderr
+
+
+def test_chat_starts_without_a_model_and_explains_how_to_set_one(
+    tmp_path: Path, external_browser: LaunchedBrowser
+) -> None:
+    app = App(env=browser_env(tmp_path, external_browser))
+    try:
+        at = app.wait_for("› ")
+        out = app.output
+        assert f"attached at {external_browser.endpoint.url}" in out
+        assert "LLM_BASE_URL" in out and "LLM_MODEL" in out
+        app.send("/tabs")
+        at = app.wait_for("› ", after=app.wait_for("about:blank", after=at))
+        app.send("/frobnicate")
+        at = app.wait_for("› ", after=app.wait_for("Unknown command /frobnicate", after=at))
+        app.send("find me a flight")
+        at = app.wait_for("Set up a model first", after=at)
+        app.send("/quit")
+        assert app.wait() == 0
+    finally:
+        app.kill()
+    assert alive(external_browser.pid)
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_end_of_input_quits_the_chat_cleanly(tmp_path: Path, external_browser: LaunchedBrowser) -> None:
+    app = App(env=browser_env(tmp_path, external_browser))
+    try:
+        app.wait_for("› ")
+        app.close_stdin()
+        assert app.wait() == 0
+    finally:
+        app.kill()
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_sigterm_shuts_down_gracefully_and_leaves_the_users_browser(
+    tmp_path: Path, external_browser: LaunchedBrowser
+) -> None:
+    app = App(env=browser_env(tmp_path, external_browser))
+    try:
+        app.wait_for("› ")
+        app.process.send_signal(signal.SIGTERM)
+        assert app.wait() == 143
+    finally:
+        app.kill()
+    assert alive(external_browser.pid)
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_sigterm_closes_a_browser_the_app_launched(tmp_path: Path, chromium_executable: Path) -> None:
+    env = app_env(
+        tmp_path / "data",
+        CDP_ENDPOINT="http://127.0.0.1:9",
+        BROWSER_AUTO_LAUNCH="true",
+        BROWSER_EXECUTABLE=str(chromium_executable),
+        BROWSER_HEADLESS="true",
+    )
+    app = App(env=env)
+    try:
+        app.wait_for("› ")
+        assert pids_mentioning(str(tmp_path / "data" / "profile"))
+        app.process.send_signal(signal.SIGTERM)
+        assert app.wait() == 143
+    finally:
+        app.kill()
+    assert_nothing_left(tmp_path / "data")

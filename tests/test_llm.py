@@ -1,0 +1,92 @@
+"""The LLM endpoint: discovery, checks with the fix, and the real ChatOpenAI path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from browser_copilot.config import load_settings
+from browser_copilot.llm.provider import (
+    LlmEndpoint,
+    LlmUnavailable,
+    build_chat_model,
+    check_llm,
+    resolve_llm,
+)
+from tests.support.openai_server import ScriptedOpenAI, text
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(models=["scripted-model", "other"], api_key="sk-test-123") as running:
+        yield running
+
+
+def endpoint(
+    server: ScriptedOpenAI, *, key: str = "sk-test-123", model: str | None = "scripted-model"
+) -> LlmEndpoint:
+    return LlmEndpoint(server.base_url, SecretStr(key), model, "configured")
+
+
+def test_a_configured_endpoint_is_checked_against_its_model_list(server: ScriptedOpenAI) -> None:
+    assert check_llm(endpoint(server)) == ["scripted-model", "other"]
+
+
+def test_a_wrong_key_is_reported_as_a_key_problem(server: ScriptedOpenAI) -> None:
+    with pytest.raises(LlmUnavailable, match=r"refused the API key .* Fix: check LLM_API_KEY"):
+        check_llm(endpoint(server, key="sk-wrong"))
+
+
+def test_a_model_the_endpoint_does_not_serve_is_named_with_alternatives(
+    server: ScriptedOpenAI,
+) -> None:
+    with pytest.raises(LlmUnavailable, match=r"does not list the model 'gpt-9'.*scripted-model"):
+        check_llm(endpoint(server, model="gpt-9"))
+
+
+def test_a_missing_model_lists_what_is_served(server: ScriptedOpenAI) -> None:
+    with pytest.raises(
+        LlmUnavailable, match=r"LLM_MODEL is not set\. Fix: set it to one of: scripted-model, other"
+    ):
+        check_llm(endpoint(server, model=None))
+
+
+def test_an_endpoint_that_does_not_answer_says_so() -> None:
+    dead = LlmEndpoint("http://127.0.0.1:9/v1", None, "m", "configured")
+    with pytest.raises(
+        LlmUnavailable, match=r"does not answer .* Fix: start the server or correct LLM_BASE_URL"
+    ):
+        check_llm(dead, timeout=1)
+
+
+def test_nothing_configured_and_no_local_server_means_no_endpoint(tmp_path: Path) -> None:
+    settings = load_settings(None, data_dir=tmp_path)
+    assert resolve_llm(settings, detect=False) is None
+
+
+def test_an_api_key_alone_means_openai(tmp_path: Path) -> None:
+    settings = load_settings(
+        None, data_dir=tmp_path, llm_api_key="sk-proj-abcdef0123", llm_model="gpt-4.1-mini"
+    )
+    found = resolve_llm(settings)
+    assert found is not None
+    assert found.base_url == "https://api.openai.com/v1"
+
+
+def test_the_chat_model_talks_to_the_configured_endpoint(server: ScriptedOpenAI, tmp_path: Path) -> None:
+    settings = load_settings(
+        None,
+        data_dir=tmp_path,
+        llm_base_url=server.base_url,
+        llm_api_key="sk-test-123",
+        llm_model="scripted-model",
+    )
+    found = resolve_llm(settings)
+    assert found is not None
+    server.script(text("hello from the script"))
+    reply = build_chat_model(settings, found).invoke("hi")
+    assert reply.content == "hello from the script"
+    assert server.requests[-1]["model"] == "scripted-model"

@@ -1,0 +1,126 @@
+"""Recovery with real processes: a dead browser, a dead MCP server, and who may close what."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from browser_copilot.browser.endpoints import port_open
+from browser_copilot.browser.launcher import LaunchedBrowser
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.errors import BrowserUnavailable
+from tests.conftest import ROOT, make_settings, start_browser
+from tests.support.processes import alive, pids_mentioning
+from tests.support.waiting import async_wait_until
+
+
+async def test_killing_chromium_and_starting_it_again_recovers(
+    chromium_executable: Path, tmp_path: Path
+) -> None:
+    browser = start_browser(chromium_executable, tmp_path / "user")
+    port = browser.endpoint.port
+    notices: list[str] = []
+    settings = make_settings(tmp_path / "data", cdp_endpoint=browser.endpoint.url)
+    try:
+        async with BrowserSession(settings, root=ROOT, notice=notices.append) as session:
+            assert (await session.run_code("async () => 'before'")).value == "before"
+            browser.process.kill()
+            # Its helper processes keep the DevTools port open for a moment after it dies.
+            await async_wait_until(
+                lambda: not port_open("127.0.0.1", port) and not pids_mentioning(str(browser.profile_dir)),
+                what="chromium and its helpers to exit",
+            )
+            with pytest.raises(BrowserUnavailable, match="has gone"):
+                await session.run_code("async (page) => await page.evaluate(() => 1)")
+            browser = start_browser(chromium_executable, tmp_path / "user", port=port)
+            assert browser.endpoint.port == port
+            result = await session.run_code("async (page) => await page.evaluate(() => 'after')")
+            assert result.ok, result.error
+            assert result.value == "after"
+            assert session.launched is None  # still not ours: the app must not close it
+        assert alive(browser.pid)
+    finally:
+        browser.close()
+
+
+async def test_killing_the_mcp_server_restarts_the_session(
+    external_browser: LaunchedBrowser, tmp_path: Path
+) -> None:
+    notices: list[str] = []
+    settings = make_settings(tmp_path, cdp_endpoint=external_browser.endpoint.url)
+    async with BrowserSession(settings, root=ROOT, notice=notices.append) as session:
+        assert session.mcp is not None
+        pid = session.mcp.server_pid()
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await async_wait_until(lambda: not alive(pid), what="the MCP server to die")
+        # The model's code is not re-sent blindly: it is told to observe and retry.
+        result = await session.run_code("async () => 'lost'")
+        assert not result.ok
+        assert "restarted" in (result.error or "")
+        assert session.restarts["mcp"] == 1
+        assert any("restarting" in n for n in notices)
+        new_pid = session.mcp.server_pid()
+        assert new_pid is not None and new_pid != pid
+        assert (await session.run_code("async () => 'back'")).value == "back"
+        # Idempotent calls (observations) are re-sent after a restart.
+        os.kill(new_pid, signal.SIGKILL)
+        await async_wait_until(lambda: not alive(new_pid), what="the MCP server to die again")
+        tabs = await session.tabs()
+        assert any(t.current for t in tabs)
+    assert alive(external_browser.pid)
+
+
+async def test_a_browser_the_app_launched_is_relaunched_and_closed_at_the_end(
+    chromium_executable: Path, tmp_path: Path
+) -> None:
+    settings = make_settings(
+        tmp_path,
+        cdp_endpoint="http://127.0.0.1:9",
+        browser_auto_launch=True,
+        browser_executable=chromium_executable,
+        browser_headless="true",
+    )
+    async with BrowserSession(settings, root=ROOT) as session:
+        assert session.launched is not None and session.endpoint is not None
+        assert session.endpoint.how == "launched"
+        first = session.launched.pid
+        session.launched.process.kill()
+        await async_wait_until(
+            lambda: not pids_mentioning(str(settings.profile_dir)),
+            what="the launched browser and its helpers to exit",
+        )
+        tabs = await session.tabs()
+        assert tabs
+        assert session.launched is not None and session.launched.pid != first
+        second = session.launched.pid
+    assert not alive(second)
+    assert pids_mentioning(str(settings.profile_dir)) == []
+
+
+async def test_keep_open_leaves_the_launched_browser_running(
+    chromium_executable: Path, tmp_path: Path
+) -> None:
+    settings = make_settings(
+        tmp_path,
+        cdp_endpoint="http://127.0.0.1:9",
+        browser_auto_launch=True,
+        browser_executable=chromium_executable,
+        browser_headless="true",
+        browser_keep_open=True,
+    )
+    async with BrowserSession(settings, root=ROOT) as session:
+        assert session.launched is not None
+        launched = session.launched
+    try:
+        assert alive(launched.pid)
+        # The next run finds it through the profile's DevToolsActivePort or its port.
+        again = make_settings(tmp_path, cdp_endpoint=launched.endpoint.url)
+        async with BrowserSession(again, root=ROOT) as session:
+            assert session.launched is None
+        assert alive(launched.pid)
+    finally:
+        launched.close()
