@@ -9,13 +9,15 @@ import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from browser_copilot.config import Settings
 from browser_copilot.errors import CopilotError
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 OPENAI_URL = "https://api.openai.com/v1"
 LOCAL_SERVERS: tuple[tuple[str, str], ...] = (
@@ -117,6 +119,8 @@ def check_llm(endpoint: LlmEndpoint, *, timeout: float = 5.0) -> list[str]:
 
 def build_chat_model(settings: Settings, endpoint: LlmEndpoint) -> ChatOpenAI:
     """`ChatOpenAI` for the endpoint; retries with backoff on transient errors (F59)."""
+    from langchain_openai import ChatOpenAI  # heavy: imported when a model is first needed
+
     if endpoint.model is None:
         raise LlmUnavailable("LLM_MODEL is not set. Fix: set LLM_MODEL.")
     key = endpoint.api_key or SecretStr("not-needed-for-local-servers")

@@ -1,0 +1,17 @@
+# Every target bootstraps what it needs (uv, `uv sync --frozen`, `npm ci`, a browser) first.
+.PHONY: run test bench setup doctor lint
+
+run:  ## the terminal chat (pass more with ARGS="...")
+	@scripts/dev.sh run $(ARGS)
+
+test:  ## ruff, mypy --strict on src/, pytest (real Chromium + real @playwright/mcp)
+	@scripts/dev.sh test
+
+bench:  ## benchmarks under bench/
+	@scripts/dev.sh bench
+
+doctor:  ## step-by-step check of browser, MCP server, code tool, LLM and data dir
+	@scripts/dev.sh run doctor
+
+setup:  ## only install what is missing
+	@scripts/dev.sh setup
