@@ -14,6 +14,7 @@ from browser_copilot.llm.provider import (
     LlmUnavailable,
     build_chat_model,
     check_llm,
+    detect_local,
     resolve_llm,
 )
 from tests.support.openai_server import ScriptedOpenAI, text
@@ -90,3 +91,16 @@ def test_the_chat_model_talks_to_the_configured_endpoint(server: ScriptedOpenAI,
     reply = build_chat_model(settings, found).invoke("hi")
     assert reply.content == "hello from the script"
     assert server.requests[-1]["model"] == "scripted-model"
+
+
+def test_a_local_server_is_detected_with_its_first_model() -> None:
+    with ScriptedOpenAI(models=["qwen3:8b", "llama3.2"]) as local:
+        found = detect_local(servers=(("Ollama", "http://127.0.0.1:9/v1"), ("LM Studio", local.base_url)))
+    assert found is not None
+    assert (found.source, found.model, found.base_url) == ("LM Studio", "qwen3:8b", local.base_url)
+    assert "found automatically" in found.describe()
+
+
+def test_a_local_server_without_models_is_not_used() -> None:
+    with ScriptedOpenAI(models=[]) as local:
+        assert detect_local(servers=(("Ollama", local.base_url),)) is None

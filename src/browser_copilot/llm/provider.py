@@ -79,9 +79,11 @@ def list_models(base_url: str, api_key: SecretStr | None, *, timeout: float = 5.
     return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
 
 
-def detect_local(*, timeout: float = 0.3) -> LlmEndpoint | None:
+def detect_local(
+    *, timeout: float = 0.3, servers: tuple[tuple[str, str], ...] = LOCAL_SERVERS
+) -> LlmEndpoint | None:
     """The first local Ollama / LM Studio server that answers with at least one model."""
-    for name, url in LOCAL_SERVERS:
+    for name, url in servers:
         try:
             models = list_models(url, None, timeout=timeout)
         except LlmUnavailable:
