@@ -1,0 +1,1 @@
+"""The agent: a LangGraph StateGraph whose nodes all route with `Command(goto=...)`."""

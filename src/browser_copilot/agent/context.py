@@ -1,0 +1,48 @@
+"""What the nodes get injected (LangGraph `context_schema`): never module globals, never in state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.events import EventSink, discard
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds of one request; `max_tool_steps` comes from MAX_TOOL_STEPS."""
+
+    max_tool_steps: int = 10
+    max_llm_calls_factor: int = 3
+    """LLM calls per request are capped at factor × max_tool_steps + 4 (text-only loops end too)."""
+    progress_every: int = 3
+    """progress_analyzer runs every N tool steps on multi-step plans."""
+    loop_repeats: int = 3
+    """Same tool + same target + failure this many times in a row is a loop (seed 000)."""
+    unchanged_limit: int = 4
+    """Acting steps in a row that leave the page fingerprint unchanged count as being stuck."""
+    max_invalid: int = 3
+    """Malformed tool calls per request before the run stops with an error."""
+    max_corrections: int = 3
+    minimal_prompt_after: int = 25
+    """Session steps after which the minimal system prompt is used (seed 001)."""
+    memory_max_tokens: int = 6000
+    """History size (approximate tokens) above which memory_manager summarises older messages."""
+    code_timeout: float = 60.0
+
+    @property
+    def max_llm_calls(self) -> int:
+        return self.max_llm_calls_factor * self.max_tool_steps + 4
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    llm: BaseChatModel
+    browser: BrowserSession
+    limits: Limits = field(default_factory=Limits)
+    vision: bool = False
+    events: EventSink = discard
+    summarizer: BaseChatModel | None = None
+    """Model for memory summaries (defaults to `llm`)."""

@@ -1,0 +1,118 @@
+"""Message bookkeeping shared by the nodes: pending tool calls, feedback, observations in state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
+
+from browser_copilot.agent.prompts import load, render
+from browser_copilot.agent.state import AgentState, ObservationState
+from browser_copilot.browser.observation import Observation, as_untrusted
+
+FEEDBACK_PREFIX = "[Browser Copilot]"
+"""Marks messages the framework adds to the conversation (not the user's words)."""
+
+
+def last_ai(state: AgentState) -> AIMessage | None:
+    for message in reversed(state.get("messages", [])):
+        if isinstance(message, AIMessage):
+            return message
+        if isinstance(message, HumanMessage) and not is_feedback(message):
+            return None
+    return None
+
+
+def answered_ids(messages: list[AnyMessage]) -> set[str]:
+    return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+
+
+def pending_calls(state: AgentState) -> list[ToolCall]:
+    """Tool calls of the last AI message that have no ToolMessage yet."""
+    message = last_ai(state)
+    if message is None:
+        return []
+    done = answered_ids(state.get("messages", []))
+    return [call for call in message.tool_calls if call.get("id") not in done]
+
+
+def tool_message(call: ToolCall, content: str, *, error: bool = False) -> ToolMessage:
+    return ToolMessage(
+        content=content,
+        tool_call_id=str(call.get("id")),
+        name=call.get("name"),
+        status="error" if error else "success",
+    )
+
+
+def close_calls(calls: list[ToolCall], reason: str) -> list[ToolMessage]:
+    """Answer tool calls that will not run (the API requires every call to get an answer)."""
+    return [tool_message(call, f"Not run: {reason}", error=True) for call in calls]
+
+
+def dangling_fixes(messages: list[AnyMessage]) -> list[ToolMessage]:
+    """ToolMessages for any earlier tool call left unanswered (a cancelled or stopped run)."""
+    done = answered_ids(messages)
+    fixes: list[ToolMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id") not in done:
+                    fixes.append(tool_message(call, "Not run: the run stopped before this call.", error=True))
+                    done.add(str(call.get("id")))
+    return fixes
+
+
+def feedback(text: str) -> HumanMessage:
+    """A message from the framework to the model (validators, self-correction, loop warnings)."""
+    return HumanMessage(f"{FEEDBACK_PREFIX} {text}")
+
+
+def is_feedback(message: AnyMessage) -> bool:
+    return isinstance(message, HumanMessage) and str(message.content).startswith(FEEDBACK_PREFIX)
+
+
+def current_request(state: AgentState) -> list[AnyMessage]:
+    """Messages since the user's latest message (inclusive)."""
+    messages = state.get("messages", [])
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and not is_feedback(message):
+            return list(messages[index:])
+    return list(messages)
+
+
+def to_state(observation: Observation) -> ObservationState:
+    return {
+        "url": observation.url,
+        "title": observation.title,
+        "text": observation.render(),
+        "fingerprint": observation.fingerprint,
+        "elements": [
+            {"n": e.n, "role": e.role, "name": e.name, "state": e.state} for e in observation.elements
+        ],
+        "frames": {str(k): v for k, v in observation.frames_by_number().items()},
+        "tabs": [[t.index, t.current, t.url, t.title] for t in observation.tabs],
+        "dialog": (
+            {"kind": observation.dialog.kind, "message": observation.dialog.message}
+            if observation.dialog
+            else None
+        ),
+        "screenshot": observation.screenshot_b64,
+        "full": observation.full,
+    }
+
+
+def observation_message(observation: ObservationState) -> HumanMessage:
+    """The page as the model sees it: delimited as untrusted, with the screenshot when present."""
+    body = render(load("observation"), page=as_untrusted(observation["text"]))
+    if observation.get("screenshot"):
+        content: list[str | dict[str, Any]] = [
+            {"type": "text", "text": body},
+            {
+                "type": "image_url",
+                "image_url": {"url": f"data:image/jpeg;base64,{observation['screenshot']}"},
+            },
+        ]
+        return HumanMessage(content=content)
+    return HumanMessage(body)

@@ -1,0 +1,1 @@
+"""One node per file, each `async def name(state, runtime) -> Command[Literal[...]]`."""

@@ -1,0 +1,128 @@
+"""`agent`: the model reasons over the working state and the current observation, then acts or answers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import openai
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.conversation import dangling_fixes, feedback, observation_message
+from browser_copilot.agent.prompts import (
+    SYSTEM_PROMPT,
+    SYSTEM_PROMPT_COMPLEX,
+    SYSTEM_PROMPT_MINIMAL,
+    load,
+    render,
+)
+from browser_copilot.agent.state import AgentState
+from browser_copilot.agent.textual import parse_textual_calls
+from browser_copilot.agent.tools import TOOL_NAMES, TOOLS
+from browser_copilot.events import Event
+
+Next = Literal[
+    "observe", "memory_manager", "critical_action_validator", "goal_validator", "progress_reporter", "agent"
+]
+
+
+def system_prompt(state: AgentState, ctx: AgentContext) -> str:
+    limits = ctx.limits
+    if state.get("total_steps", 0) > limits.minimal_prompt_after:
+        base = SYSTEM_PROMPT_MINIMAL
+    elif len(state.get("plan") or []) >= 4:
+        base = SYSTEM_PROMPT_COMPLEX
+    else:
+        base = SYSTEM_PROMPT
+    progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
+    marks = {n: "x" for n in progress["done"]} | {n: "!" for n in progress["blocked"]}
+    plan = "\n".join(
+        f"  {i}. [{marks.get(i, '>' if i == progress['current'] else ' ')}] {step}"
+        for i, step in enumerate(state.get("plan") or [], start=1)
+    )
+    facts = "\n".join(f"  - {f['fact']} ({f['source']})" for f in state.get("facts") or [])
+    working = render(
+        load("working_state"),
+        goal=state.get("current_goal") or "(not set)",
+        plan=plan or "  (no plan yet)",
+        facts=facts or "  (none yet)",
+        steps=state.get("tool_steps", 0),
+        max_steps=limits.max_tool_steps,
+    )
+    parts = [render(base, max_steps=limits.max_tool_steps), working]
+    if state.get("summary"):
+        parts.append(f"Summary of the earlier conversation:\n{state['summary']}")
+    return "\n\n".join(parts)
+
+
+def needs_memory(state: AgentState, ctx: AgentContext) -> bool:
+    return count_tokens_approximately(state.get("messages", [])) > ctx.limits.memory_max_tokens
+
+
+async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
+    ctx = runtime.context
+    observation = state.get("observation")
+    if observation is None or state.get("observation_stale", True):
+        return Command(goto="observe")
+    if needs_memory(state, ctx) and state.get("memory_mark") != len(state.get("messages", [])):
+        return Command(goto="memory_manager")
+    if state.get("llm_calls", 0) >= ctx.limits.max_llm_calls:
+        return Command(update={"stop_reason": "step_limit"}, goto="progress_reporter")
+
+    fixes = dangling_fixes(state.get("messages", []))
+    history: list[AnyMessage] = [*state.get("messages", []), *fixes]
+    prompt = [SystemMessage(system_prompt(state, ctx)), *history, observation_message(observation)]
+    ctx.events(
+        Event(
+            "node", {"node": "agent", "step": state.get("tool_steps", 0), "limit": ctx.limits.max_tool_steps}
+        )
+    )
+    try:
+        response = await ctx.llm.bind_tools(TOOLS).ainvoke(prompt)
+    except openai.APIError as exc:
+        ctx.events(Event("error", {"kind": "llm", "message": str(exc)}))
+        return Command(
+            update={
+                "messages": fixes,
+                "stop_reason": "error",
+                "last_error": {"kind": "llm", "message": str(exc)},
+            },
+            goto="progress_reporter",
+        )
+    assert isinstance(response, AIMessage)
+    usage = response.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    ctx.events(
+        Event(
+            "usage",
+            {
+                "prompt_tokens": usage["input_tokens"],
+                "completion_tokens": usage["output_tokens"],
+            },
+        )
+    )
+    calls = state.get("llm_calls", 0) + 1
+    update: dict[str, object] = {"llm_calls": calls}
+
+    if not response.tool_calls:
+        parsed = parse_textual_calls(str(response.content or ""), TOOL_NAMES)
+        if parsed is not None and parsed.error is not None:
+            invalid = state.get("invalid_actions", 0) + 1
+            note = feedback(
+                f"Your last message looked like a tool call but could not be used: {parsed.error}. "
+                "Call the tool through the tools API, with JSON arguments."
+            )
+            update |= {"messages": [*fixes, response, note], "invalid_actions": invalid}
+            if invalid >= ctx.limits.max_invalid:
+                update["stop_reason"] = "error"
+                update["last_error"] = {"kind": "invalid_calls", "message": parsed.error}
+                return Command(update=update, goto="progress_reporter")
+            return Command(update=update, goto="agent")
+        if parsed is not None:
+            response = AIMessage(content="", tool_calls=parsed.calls, id=response.id)
+    update["messages"] = [*fixes, response]
+    if response.tool_calls:
+        return Command(update=update, goto="critical_action_validator")
+    return Command(update=update, goto="goal_validator")

@@ -1,0 +1,65 @@
+"""`human_in_loop`: ask the user and wait (F42-F44). `interrupt()` comes before any side effect.
+
+Resumed with the user's answer: `/yes` lets exactly the pending action run once; `/no` drops it and
+tells the model; a question's answer goes back to the model; after a manual hand-over ("done") the
+page is observed again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.conversation import close_calls, feedback, pending_calls, tool_message
+from browser_copilot.agent.state import AgentState
+from browser_copilot.events import Event
+
+Next = Literal["tools", "agent"]
+
+_YES = re.compile(r"^\s*(/yes|/y|yes|y|да|ok|okay|confirm|go ahead|ja|oui|sí|si)\s*[.!]*\s*$", re.IGNORECASE)
+
+
+def is_yes(answer: object) -> bool:
+    return isinstance(answer, str) and bool(_YES.match(answer))
+
+
+async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
+    pending = state.get("pending_action") or {}
+    kind = pending.get("type", "question")
+    answer = interrupt(
+        {
+            "kind": "confirm" if kind == "destructive" else kind,
+            "question": pending.get("question", ""),
+            "options": pending.get("options", []),
+            "card": pending.get("card", {}),
+        }
+    )
+    ctx = runtime.context
+    cleared: dict[str, object] = {"pending_action": None, "pending_kind": "none"}
+    calls = pending_calls(state)
+    call = next((c for c in calls if str(c.get("id")) == pending.get("id")), None)
+    if kind == "manual":
+        note = feedback(f"The user says: {answer}. Look at the page again and continue.")
+        return Command(update={**cleared, "messages": [note], "observation_stale": True}, goto="agent")
+    if call is None:
+        return Command(update=cleared, goto="agent")
+    if kind == "question":
+        reply = tool_message(call, f"The user answered: {answer}")
+        return Command(update={**cleared, "messages": [reply]}, goto="agent")
+    approved = is_yes(answer)
+    ctx.events(Event("policy_result", {"approved": approved, "card": pending.get("card", {})}))
+    if approved:
+        return Command(update={**cleared, "approved_call": pending.get("id")}, goto="tools")
+    others = [c for c in calls if c is not call]
+    declined = tool_message(
+        call,
+        f"The user declined this action ({pending.get('question', '')}). It did not run. Do not try it "
+        "again another way; re-plan, or ask the user what to do instead.",
+        error=True,
+    )
+    messages = [declined, *close_calls(others, "an action in the same step was declined.")]
+    return Command(update={**cleared, "messages": messages}, goto="agent")

@@ -1,0 +1,67 @@
+"""`memory_manager`: keep the conversation within budget with langmem's `SummarizationNode` (F29).
+
+Only messages *before* the current request are summarised (the current user message and the tool
+exchange answering it stay verbatim; langmem alone can fold the current question into the summary).
+The system prompt and the working state are rebuilt for every model call and never summarised."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+from langmem.short_term import RunningSummary, SummarizationNode
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.conversation import is_feedback
+from browser_copilot.agent.state import AgentState
+from browser_copilot.events import Event
+
+Next = Literal["agent"]
+SUMMARY_TOKENS = 400
+
+
+def split_point(messages: list[AnyMessage]) -> int:
+    """Index of the current request's first message: everything before it may be summarised."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and not is_feedback(message):
+            return index
+    return 0
+
+
+async def memory_manager(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
+    ctx = runtime.context
+    messages = list(state.get("messages", []))
+    cut = split_point(messages)
+    while cut > 0 and isinstance(messages[cut], ToolMessage):
+        cut -= 1  # never separate a tool call from its answer
+    older = messages[:cut]
+    mark = {"memory_mark": len(messages)}
+    if not older:
+        return Command(update=mark, goto="agent")
+    node = SummarizationNode(
+        model=ctx.summarizer or ctx.llm,
+        max_tokens=SUMMARY_TOKENS + 1,
+        max_tokens_before_summary=1,
+        max_summary_tokens=SUMMARY_TOKENS,
+    )
+    previous = state.get("summary")
+    context = {"running_summary": RunningSummary(previous, set(), None)} if previous else {}
+    result = await node.ainvoke({"messages": older, "context": context})
+    running = result.get("context", {}).get("running_summary")
+    if running is None:
+        return Command(update=mark, goto="agent")
+    removed = [
+        RemoveMessage(id=m.id) for m in older if m.id is not None and m.id in running.summarized_message_ids
+    ]
+    ctx.events(Event("notice", {"text": f"summarised {len(removed)} earlier messages"}))
+    return Command(
+        update={
+            "summary": str(running.summary),
+            "messages": removed,
+            "memory_mark": len(messages) - len(removed),
+        },
+        goto="agent",
+    )

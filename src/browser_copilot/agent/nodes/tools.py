@@ -1,0 +1,196 @@
+"""`tools`: run the validated tool calls, one after another, and route on what happened (F22, F26, F27).
+
+Model-fixable failures become `ToolMessage(status="error")`; a browser or MCP server that cannot be
+recovered stops the run with `stop_reason="error"` (the session state survives).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.messages import ToolCall, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.conversation import close_calls, pending_calls, to_state, tool_message
+from browser_copilot.agent.policy import describe_target, is_acting
+from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
+from browser_copilot.agent.state import ActionRecord, AgentState
+from browser_copilot.agent.tools import (
+    BROWSER_TOOLS,
+    ToolArgsError,
+    apply_working_state,
+    browser_run_code,
+    handle_dialog,
+    observe_page,
+    parse_args,
+    switch_tab,
+    update_working_state,
+)
+from browser_copilot.browser.observation import observe, parse_dialog, wrap_model_code
+from browser_copilot.browser.results import CodeResult, Tab
+from browser_copilot.errors import BrowserError, McpError
+from browser_copilot.events import Event
+
+Next = Literal["agent", "self_corrector", "strategy_adapter", "progress_analyzer", "progress_reporter"]
+
+
+def _new_tabs(result: CodeResult, state: AgentState) -> list[Tab]:
+    if result.tabs is None:
+        return []
+    observation = state.get("observation")
+    known_urls = {str(t[2]) for t in (observation["tabs"] if observation else [])}
+    return [t for t in result.tabs if t.url not in known_urls and not t.current]
+
+
+class _Run:
+    """The state of one pass over the pending calls."""
+
+    def __init__(self, state: AgentState) -> None:
+        self.state = state
+        self.update: dict[str, Any] = {}
+        self.messages: list[ToolMessage] = []
+        self.steps = state.get("tool_steps", 0)
+        self.total = state.get("total_steps", 0)
+        self.actions: list[ActionRecord] = list(state.get("actions") or [])
+        self.stale = False
+        self.failed_kind = "none"
+        self.invalid = state.get("invalid_actions", 0)
+
+    def working(self) -> dict[str, Any]:
+        return {**self.state, **self.update}
+
+
+async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_run_code) -> str:
+    observation = run.state.get("observation")
+    frames = observation["frames"] if observation else {}
+    result = await ctx.browser.run_code(wrap_model_code(args.code, frames), timeout=ctx.limits.code_timeout)
+    kind = classify_error(result.error) if not result.ok else "none"
+    run.actions.append(
+        {
+            "tool": call["name"],
+            "target": describe_target(args.code, observation),
+            "acting": is_acting(args.code),
+            "ok": result.ok,
+            "error_kind": kind,
+        }
+    )
+    run.failed_kind = kind
+    text = result_text(result)
+    dialog = parse_dialog(result)
+    if dialog is not None:
+        text += f'\nA {dialog.kind} dialog is open: "{dialog.message}". Answer it with handle_dialog.'
+        run.failed_kind = "none"
+    for tab in _new_tabs(result, run.state):
+        text += f'\nA new tab opened: {tab.index} "{tab.title}" {tab.url} (switch_tab to work in it).'
+    return text
+
+
+async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
+    name = call["name"]
+    try:
+        args = parse_args(name, call["args"])
+    except ToolArgsError as exc:
+        run.invalid += 1
+        return tool_message(call, str(exc), error=True)
+    if name in BROWSER_TOOLS:
+        run.steps += 1
+        run.total += 1
+        run.stale = True
+    ctx.events(Event("tool_call", {"tool": name, "args": call["args"], "step": run.steps}))
+    if isinstance(args, update_working_state):
+        try:
+            changes = apply_working_state(args, run.working())
+        except ToolArgsError as exc:
+            return tool_message(call, str(exc), error=True)
+        run.update.update(changes)
+        merged = run.working()
+        ctx.events(Event("plan", {k: merged.get(k) for k in ("current_goal", "plan", "progress", "facts")}))
+        return tool_message(call, "Working state updated.")
+    if isinstance(args, browser_run_code):
+        text = await _run_code(run, ctx, call, args)
+        return tool_message(call, text, error=text.startswith("Error:"))
+    if isinstance(args, observe_page):
+        observation = await observe(ctx.browser, full=args.full_page, screenshot=ctx.vision)
+        run.update["observation"] = to_state(observation)
+        run.stale = False
+        return tool_message(call, "Observed; the observation below is current.")
+    mcp = ctx.browser.mcp
+    assert mcp is not None
+    if isinstance(args, handle_dialog):
+        arguments: dict[str, Any] = {"accept": args.accept}
+        if args.prompt_text is not None:
+            arguments["promptText"] = args.prompt_text
+        text, is_error = await mcp.call("browser_handle_dialog", arguments)
+        verb = "accepted" if args.accept else "dismissed"
+        return tool_message(call, f"Error: {text}" if is_error else f"The dialog was {verb}.", error=is_error)
+    assert isinstance(args, switch_tab)
+    text, is_error = await mcp.call("browser_tabs", {"action": "select", "index": args.index})
+    return tool_message(
+        call, f"Error: {text}" if is_error else f"Tab {args.index} is now the agent's tab.", error=is_error
+    )
+
+
+def _route(run: _Run, state: AgentState, ctx: AgentContext) -> Next:
+    if run.failed_kind in CORRECTABLE:
+        return "self_corrector"
+    if detect_loop(run.actions, ctx.limits.loop_repeats):
+        return "strategy_adapter"
+    mark = state.get("progress_mark") or [0, 0]
+    plan = run.working().get("plan") or []
+    if len(plan) >= 3 and run.steps - mark[0] >= ctx.limits.progress_every:
+        return "progress_analyzer"
+    return "agent"
+
+
+async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
+    ctx = runtime.context
+    run = _Run(state)
+    calls = pending_calls(state)
+    for index, call in enumerate(calls):
+        try:
+            message = await _execute(run, ctx, call)
+        except (BrowserError, McpError) as exc:
+            ctx.events(Event("error", {"kind": "browser", "message": str(exc)}))
+            messages = [
+                *run.messages,
+                tool_message(call, f"Error: {exc}", error=True),
+                *close_calls(calls[index + 1 :], "the browser became unavailable."),
+            ]
+            return Command(
+                update={
+                    **run.update,
+                    "messages": messages,
+                    "tool_steps": run.steps,
+                    "stop_reason": "error",
+                    "approved_call": None,
+                    "last_error": {"kind": "browser", "message": str(exc)},
+                },
+                goto="progress_reporter",
+            )
+        ctx.events(
+            Event(
+                "tool_result",
+                {
+                    "tool": call["name"],
+                    "ok": message.status != "error",
+                    "summary": str(message.content)[:300],
+                },
+            )
+        )
+        run.messages.append(message)
+    update = {
+        **run.update,
+        "messages": run.messages,
+        "tool_steps": run.steps,
+        "total_steps": run.total,
+        "actions": run.actions[-12:],
+        "approved_call": None,
+        "invalid_actions": run.invalid,
+        "observation_stale": run.stale or state.get("observation_stale", False),
+    }
+    if run.failed_kind != "none":
+        update["last_error"] = {"kind": run.failed_kind, "message": str(run.messages[-1].content)[:500]}
+        update["error_count"] = state.get("error_count", 0) + 1
+    return Command(update=update, goto=_route(run, state, ctx))

@@ -1,0 +1,128 @@
+"""Running the graph for one user message: new request, or the answer to a pending question.
+
+The checkpoint is the source of truth: whether a question is pending, the working state and the stop
+reason are read from it (thread_id = session_id), so a restarted app resumes where it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.graph import build_graph
+from browser_copilot.agent.state import AgentState, StopReason, new_request
+from browser_copilot.events import Event
+
+Graph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
+
+
+@dataclass
+class TurnOutcome:
+    stop_reason: StopReason
+    text: str
+    """The answer or summary; for a pending question, the question."""
+    interrupt: dict[str, Any] | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@contextlib.asynccontextmanager
+async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        yield saver
+
+
+def compile_graph(checkpointer: BaseCheckpointSaver[Any]) -> Graph:
+    return build_graph().compile(checkpointer=checkpointer)
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class AgentRunner:
+    def __init__(self, graph: Graph, context: AgentContext, *, session_id: str) -> None:
+        self.graph = graph
+        self.context = context
+        self.session_id = session_id
+
+    @property
+    def config(self) -> RunnableConfig:
+        return {"configurable": {"thread_id": self.session_id}, "recursion_limit": 400}
+
+    async def values(self) -> dict[str, Any]:
+        snapshot = await self.graph.aget_state(self.config)
+        return dict(snapshot.values)
+
+    async def pending(self) -> dict[str, Any] | None:
+        """The question the run is waiting on, if any."""
+        snapshot = await self.graph.aget_state(self.config)
+        for interrupt in snapshot.interrupts:
+            value = interrupt.value
+            return value if isinstance(value, dict) else {"kind": "question", "question": str(value)}
+        return None
+
+    async def send(self, text: str) -> TurnOutcome:
+        """A user message: resumes a pending question, or starts (or continues) a request."""
+        if await self.pending() is not None:
+            return await self._run(Command(resume=text))
+        return await self._run(new_request(text, await self.values()))
+
+    async def _run(self, graph_input: Any) -> TurnOutcome:
+        events = self.context.events
+        events(Event("status", {"state": "running"}))
+        try:
+            async for _ in self.graph.astream(
+                graph_input,
+                self.config,
+                context=self.context,
+                stream_mode="updates",
+            ):
+                pass
+        except asyncio.CancelledError:
+            await asyncio.shield(self._mark_cancelled())
+            events(Event("status", {"state": "idle"}))
+            raise
+        return await self._outcome()
+
+    async def _mark_cancelled(self) -> None:
+        await self.graph.aupdate_state(
+            self.config,
+            {"stop_reason": "cancelled"},
+            as_node="progress_reporter",
+        )
+
+    async def _outcome(self) -> TurnOutcome:
+        events = self.context.events
+        pending = await self.pending()
+        values = await self.values()
+        if pending is not None:
+            reason: StopReason = (
+                "waiting_confirmation" if pending.get("kind") == "confirm" else "waiting_user"
+            )
+            events(Event("status", {"state": "waiting_user"}))
+            return TurnOutcome(reason, str(pending.get("question", "")), pending, values)
+        reason = values.get("stop_reason") or "error"
+        text = next(
+            (
+                str(m.content)
+                for m in reversed(values.get("messages", []))
+                if isinstance(m, AIMessage) and m.content
+            ),
+            "",
+        )
+        events(Event("status", {"state": "error" if reason == "error" else "idle"}))
+        return TurnOutcome(reason, text, None, values)

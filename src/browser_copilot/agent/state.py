@@ -1,0 +1,166 @@
+"""The graph's state: typed, serialisable, persisted per `thread_id = session_id` (F23, F51).
+
+Working state (seed 004): `current_goal`, `plan` (3-6 items, the last is answering the user),
+`progress`, `facts` (generalisations with a source URL; no DOM, no element numbers, no raw page text).
+Only the *current* observation is kept; element numbers never enter the working state.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+StopReason = Literal[
+    "answered",
+    "step_limit",
+    "loop_detected",
+    "waiting_confirmation",
+    "waiting_user",
+    "blocked",
+    "error",
+    "cancelled",
+]
+PendingKind = Literal["none", "confirm", "manual"]
+Mode = Literal["command", "chat"]
+ErrorKind = Literal["none", "stale", "timeout", "navigation", "dialog", "policy", "other"]
+
+FINAL_PLAN_ITEM = "Answer the user"
+
+
+class Progress(TypedDict):
+    current: int
+    """1-based index of the plan item being worked on."""
+    done: list[int]
+    blocked: list[int]
+
+
+class Fact(TypedDict):
+    fact: str
+    source: str
+
+
+class ActionRecord(TypedDict):
+    tool: str
+    target: str
+    """What the action aimed at, by role and name (never an element number)."""
+    acting: bool
+    """True for clicks, typing, navigation; False for reads."""
+    ok: bool
+    error_kind: ErrorKind
+
+
+class ObservedElement(TypedDict):
+    n: int
+    role: str
+    name: str
+    state: str
+
+
+class ObservationState(TypedDict):
+    """The current observation, as the model saw it (only one is kept)."""
+
+    url: str
+    title: str
+    text: str
+    fingerprint: str
+    elements: list[ObservedElement]
+    frames: dict[str, list[int]]
+    tabs: list[list[Any]]
+    dialog: dict[str, str] | None
+    screenshot: str | None
+    full: bool
+
+
+class PendingAction(TypedDict, total=False):
+    id: str
+    """The tool call id this is about."""
+    type: Literal["destructive", "question", "manual"]
+    tool: str
+    args: dict[str, Any]
+    question: str
+    options: list[str]
+    card: dict[str, Any]
+    """DOM facts for the confirmation card: element, site, values typed, amount, reason, category."""
+
+
+class AgentState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    # Working state (seed 004).
+    current_goal: str
+    plan: list[str]
+    progress: Progress
+    facts: list[Fact]
+    # Session state (seed 002 §4).
+    mode: Mode
+    pending_action: PendingAction | None
+    pending_kind: PendingKind
+    approved_call: str | None
+    # Per-request counters (reset by each new user message).
+    tool_steps: int
+    llm_calls: int
+    invalid_actions: int
+    error_count: int
+    stuck_counter: int
+    loop_triggers: int
+    corrections: int
+    checks: dict[str, int]
+    progress_mark: list[int]
+    """[tool_steps, done count] at the last progress analysis."""
+    actions: list[ActionRecord]
+    unchanged: int
+    """Acting steps in a row after which the page fingerprint did not change."""
+    last_error: dict[str, str] | None
+    # Session-wide.
+    total_steps: int
+    observation: ObservationState | None
+    observation_stale: bool
+    summary: str
+    """Running summary of messages memory_manager removed."""
+    memory_mark: int
+    """Message count when memory was last managed (no re-summarising the same history)."""
+    seen_numbers: list[str]
+    """Figures seen in this request's observations (evidence for quality_evaluator)."""
+    stop_reason: StopReason | None
+
+
+def new_request(text: str, previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The update that starts a user request: counters reset, goal kept when continuing.
+
+    A request continues the previous goal when the previous run did not end in an answer (step limit,
+    loop, error, cancel): the user's next message then means "go on" or adds a detail.
+    """
+    from langchain_core.messages import HumanMessage
+
+    previous = previous or {}
+    continuing = previous.get("stop_reason") not in (None, "answered") and bool(previous.get("current_goal"))
+    update: dict[str, Any] = {
+        "messages": [HumanMessage(text)],
+        "tool_steps": 0,
+        "llm_calls": 0,
+        "invalid_actions": 0,
+        "error_count": 0,
+        "stuck_counter": 0,
+        "loop_triggers": 0,
+        "corrections": 0,
+        "checks": {},
+        "progress_mark": [0, 0],
+        "actions": [],
+        "unchanged": 0,
+        "last_error": None,
+        "seen_numbers": [],
+        "stop_reason": None,
+        "pending_action": None,
+        "pending_kind": "none",
+        "approved_call": None,
+        "observation_stale": True,
+    }
+    if not continuing:
+        update.update(
+            current_goal=text.strip()[:500],
+            plan=[],
+            progress={"current": 1, "done": [], "blocked": []},
+        )
+    return update

@@ -1,0 +1,181 @@
+"""The tools the model can call. Their descriptions reach it through `bind_tools` only (F30).
+
+`browser_run_code` is the filtered MCP code tool under its stable name; the others are local:
+working-state updates, questions to the user, dialogs, tabs and a full-page observation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, ValidationError
+
+from browser_copilot.agent.state import FINAL_PLAN_ITEM, Fact, Progress
+
+
+# Tool names are the class names, hence snake_case.
+class browser_run_code(BaseModel):
+    """Run Playwright code in the agent's browser tab and return what it returns.
+
+    `code` is `async (page) => { ... }`; `page` is a Playwright Page. `el(N)` is a Locator for element
+    [N] of the current observation (numbers are valid for that observation only). Return a small
+    JSON-serialisable value to read data; after the call the app observes the page again.
+    """
+
+    code: str = Field(description="An `async (page) => { ... }` function using the Playwright API.")
+
+
+class observe_page(BaseModel):
+    """Observe the current page again; `full_page=true` lists the whole page, not only the viewport."""
+
+    full_page: bool = Field(default=False, description="List elements and text of the whole page.")
+
+
+class PlanProgress(BaseModel):
+    current: int = Field(description="1-based number of the plan item being worked on now.")
+    done: list[int] = Field(default_factory=list, description="Numbers of finished plan items.")
+    blocked: list[int] = Field(default_factory=list, description="Numbers of items that cannot be done.")
+
+
+class FactItem(BaseModel):
+    fact: str = Field(description="A short generalisation worth remembering, in your own words.")
+    source: str = Field(description="The URL it was learned from.")
+
+
+class update_working_state(BaseModel):
+    """Update the working state: goal, plan (3-6 items, the last answers the user), progress, facts.
+
+    Facts are short generalisations with their source URL: no HTML, no element numbers, no copied
+    page text. Replanning keeps the facts already gathered.
+    """
+
+    current_goal: str | None = Field(default=None, description="The user's goal, restated.")
+    plan: list[str] | None = Field(default=None, description="3-6 steps; the last is answering the user.")
+    progress: PlanProgress | None = None
+    add_facts: list[FactItem] | None = Field(default=None, description="Facts to add.")
+
+
+class request_user_confirmation(BaseModel):
+    """Ask the user a question and wait for the answer (e.g. which of the open tabs to use)."""
+
+    question: str
+    options: list[str] = Field(default_factory=list, description="Choices to offer, if any.")
+
+
+class handle_dialog(BaseModel):
+    """Answer the page's open alert/confirm/prompt dialog (accepting may need the user's /yes)."""
+
+    accept: bool
+    prompt_text: str | None = Field(default=None, description="Text for a prompt() dialog.")
+
+
+class switch_tab(BaseModel):
+    """Make tab `index` (from the observation's tab list) the agent's tab."""
+
+    index: int
+
+
+TOOLS: list[type[BaseModel]] = [
+    browser_run_code,
+    observe_page,
+    update_working_state,
+    request_user_confirmation,
+    handle_dialog,
+    switch_tab,
+]
+TOOL_NAMES = {tool.__name__ for tool in TOOLS}
+BROWSER_TOOLS = {"browser_run_code", "observe_page", "handle_dialog", "switch_tab"}
+"""Tool calls that count as tool steps (MAX_TOOL_STEPS)."""
+
+
+class ToolArgsError(ValueError):
+    """Arguments the model can fix: the message goes back to it."""
+
+
+def parse_args(name: str, args: dict[str, Any]) -> BaseModel:
+    schema = next((tool for tool in TOOLS if tool.__name__ == name), None)
+    if schema is None:
+        raise ToolArgsError(f"unknown tool {name!r}; the tools are: {', '.join(sorted(TOOL_NAMES))}")
+    try:
+        return schema.model_validate(args)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or name}: {e['msg']}" for e in exc.errors())
+        raise ToolArgsError(f"invalid arguments for {name}: {problems}") from None
+
+
+_DOM = re.compile(r"<\s*/?\s*[a-z][a-z0-9-]*[\s>/]|data-bc-|querySelector|xpath=|css=", re.IGNORECASE)
+_NUMBER_REF = re.compile(r"\[\s*\d+\s*\]|\bel\(\s*\d+\s*\)|\belement\s*#?\s*\d+\b|№\s*\d+", re.IGNORECASE)
+_ANSWER = re.compile(r"answer|reply|report|tell|summar|respond|ответ|сообщ|отчит", re.IGNORECASE)
+
+
+def check_fact(item: FactItem) -> Fact:
+    """A fact is a short generalisation with an http(s) source: no DOM, numbers or copied text."""
+    text = item.fact.strip()
+    if not text:
+        raise ToolArgsError("a fact is empty")
+    if _DOM.search(text):
+        raise ToolArgsError(f"fact {text[:60]!r} contains HTML or selectors: state what you learned instead")
+    if _NUMBER_REF.search(text):
+        raise ToolArgsError(
+            f"fact {text[:60]!r} refers to an element number: numbers change with every observation"
+        )
+    if len(text) > 240:
+        raise ToolArgsError("a fact is longer than 240 characters: generalise, do not copy page text")
+    source = item.source.strip()
+    if urlsplit(source).scheme not in ("http", "https"):
+        raise ToolArgsError(f"fact source {source!r} is not an http(s) URL")
+    return {"fact": text, "source": source}
+
+
+def check_plan(plan: list[str]) -> list[str]:
+    items = [step.strip() for step in plan if step.strip()]
+    if items and not _ANSWER.search(items[-1]):
+        items.append(FINAL_PLAN_ITEM)
+    if not 3 <= len(items) <= 6:
+        raise ToolArgsError(
+            f"a plan has 3-6 items and its last one answers the user; this one has {len(items)}"
+        )
+    return items
+
+
+def check_progress(progress: PlanProgress, plan_length: int) -> Progress:
+    numbers = [progress.current, *progress.done, *progress.blocked]
+    if plan_length and any(not 1 <= n <= plan_length for n in numbers):
+        raise ToolArgsError(f"progress refers to items outside the plan (1-{plan_length})")
+    return {
+        "current": progress.current,
+        "done": sorted(set(progress.done)),
+        "blocked": sorted(set(progress.blocked)),
+    }
+
+
+MAX_FACTS = 30
+
+
+def apply_working_state(args: update_working_state, state: dict[str, Any]) -> dict[str, Any]:
+    """Validate an update against the current state; returns the state update (or raises)."""
+    update: dict[str, Any] = {}
+    if args.current_goal is not None and args.current_goal.strip():
+        update["current_goal"] = args.current_goal.strip()[:500]
+    plan = state.get("plan") or []
+    if args.plan is not None:
+        plan = check_plan(args.plan)
+        update["plan"] = plan
+        if args.progress is None:
+            update["progress"] = {"current": 1, "done": [], "blocked": []}
+    if args.progress is not None:
+        update["progress"] = check_progress(args.progress, len(plan))
+    if args.add_facts:
+        facts: list[Fact] = list(state.get("facts") or [])
+        known = {f["fact"].lower() for f in facts}
+        for item in args.add_facts:
+            fact = check_fact(item)
+            if fact["fact"].lower() not in known:
+                facts.append(fact)
+                known.add(fact["fact"].lower())
+        update["facts"] = facts[-MAX_FACTS:]
+    if not update:
+        raise ToolArgsError("nothing to update: give a goal, a plan, progress or facts")
+    return update

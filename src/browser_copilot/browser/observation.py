@@ -1,0 +1,280 @@
+"""Observing the page: the framework's own extractor, run through the code tool, and its rendering.
+
+One code call returns URL, title, tabs, numbered interactive elements and a short text outline
+(see `extractor.js`). The model's code reaches element N as `el(N)`, a Playwright locator built by
+`wrap_model_code` for the numbers of the *current* observation only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from browser_copilot.browser.results import CodeResult
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.errors import BrowserUnavailable
+
+UNTRUSTED_OPEN = "<page_content untrusted>"
+UNTRUSTED_CLOSE = "</page_content>"
+_MODAL = re.compile(r'\["(alert|confirm|prompt|beforeunload)" dialog with message "(.*)"\]', re.DOTALL)
+
+
+@cache
+def extractor_source() -> str:
+    return resources.files("browser_copilot.browser").joinpath("extractor.js").read_text("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    n: int
+    role: str
+    name: str
+    state: str = ""
+    frame: tuple[int, ...] = ()
+    offscreen: bool = False
+    context: str = ""
+    """For repeated names: the text of the row or item the element belongs to."""
+
+    def render(self) -> str:
+        line = f"[{self.n}] {self.role}"
+        if self.name:
+            line += f' "{self.name}"'
+        if self.state:
+            line += f" {self.state}"
+        if self.context:
+            line += f" in «{self.context}»"
+        if self.frame:
+            line += " (in frame)"
+        if self.offscreen:
+            line += " (off-screen)"
+        return line
+
+
+@dataclass(frozen=True, slots=True)
+class TabInfo:
+    index: int
+    current: bool
+    url: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dialog:
+    kind: str
+    message: str
+
+
+@dataclass
+class Observation:
+    url: str
+    title: str
+    tabs: list[TabInfo]
+    elements: list[Element]
+    outline: list[str]
+    counts: dict[str, int]
+    viewport: dict[str, int]
+    full: bool = False
+    dialog: Dialog | None = None
+    screenshot_b64: str | None = None
+    extract_ms: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fingerprint(self) -> str:
+        """URL + element count + a hash of the visible names and text (F26 'page unchanged')."""
+        digest = hashlib.sha1()
+        for el in self.elements:
+            digest.update(f"{el.role}|{el.name}|{el.state}\n".encode())
+        for line in self.outline:
+            digest.update(line.encode())
+        return f"{self.url}#{len(self.elements)}#{digest.hexdigest()[:12]}"
+
+    def element(self, n: int) -> Element | None:
+        if 1 <= n <= len(self.elements) and self.elements[n - 1].n == n:
+            return self.elements[n - 1]
+        return next((e for e in self.elements if e.n == n), None)
+
+    def frames_by_number(self) -> dict[int, list[int]]:
+        return {e.n: list(e.frame) for e in self.elements if e.frame}
+
+    def render(self) -> str:
+        """The page as the model reads it (without the untrusted-content delimiters)."""
+        lines = [f"Page: {self.title or '(no title)'} — {self.url}"]
+        others = [t for t in self.tabs if not t.current]
+        if others:
+            listed = " · ".join(
+                f'{t.index} "{_short(t.title, 40)}" {urlsplit(t.url).netloc or t.url[:40]}'
+                for t in others[:8]
+            )
+            more = f" · +{len(others) - 8} more" if len(others) > 8 else ""
+            lines.append(f"Other tabs: {listed}{more}")
+        if self.dialog is not None:
+            lines.append(
+                f'Open dialog ({self.dialog.kind}): "{self.dialog.message}" — the page waits until it is '
+                "handled with handle_dialog."
+            )
+            return "\n".join(lines)
+        vp = self.viewport
+        scope = "whole page" if self.full else f"viewport {vp.get('width')}×{vp.get('height')}"
+        where = f"scrolled {vp.get('scrollY', 0)}/{vp.get('height_total', 0)}px"
+        beyond = []
+        if self.counts.get("above"):
+            beyond.append(f"{self.counts['above']} elements above")
+        if self.counts.get("below"):
+            beyond.append(f"{self.counts['below']} below")
+        if self.counts.get("hidden_frames"):
+            beyond.append(f"{self.counts['hidden_frames']} cross-origin frames not read")
+        lines.append(f"Showing {scope}, {where}" + (f"; {', '.join(beyond)}" if beyond else ""))
+        lines.append("Elements:" if self.elements else "Elements: none visible")
+        lines.extend(el.render() for el in self.elements)
+        if self.outline:
+            lines.append("Text:")
+            lines.extend(self.outline)
+        return "\n".join(lines)
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_untrusted(text: str) -> str:
+    """Delimit page-derived text as data; a page cannot close the delimiter early."""
+    safe = text.replace(UNTRUSTED_CLOSE, "</page_content_>").replace(UNTRUSTED_OPEN, "<page_content_>")
+    return f"{UNTRUSTED_OPEN}\n{safe}\n{UNTRUSTED_CLOSE}"
+
+
+def observation_code(*, full: bool = False, screenshot: bool = False) -> str:
+    opts = json.dumps({"full": full})
+    shot = (
+        """
+  if (SHOT) {
+    const marks = await page.evaluate(() => {
+      const layer = document.createElement('div');
+      layer.id = '__bc_marks';
+      layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
+      for (const el of (window.__bcMarked || [])) {
+        const n = el.getAttribute('data-bc-id');
+        if (!n || el.ownerDocument !== document) continue;
+        const r = el.getBoundingClientRect();
+        if (r.bottom < 0 || r.top > innerHeight) continue;
+        const box = document.createElement('div');
+        box.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;`
+          + `height:${r.height}px;outline:2px solid #e11d48;font:bold 11px sans-serif;color:#fff`;
+        const tag = document.createElement('span');
+        tag.textContent = n;
+        tag.style.cssText = 'position:absolute;left:-2px;top:-14px;background:#e11d48;padding:0 3px';
+        box.appendChild(tag);
+        layer.appendChild(box);
+      }
+      document.documentElement.appendChild(layer);
+      return true;
+    });
+    try {
+      data.screenshot = (await page.screenshot({ type: 'jpeg', quality: 60 })).toString('base64');
+    } finally {
+      await page.evaluate(() => document.getElementById('__bc_marks')?.remove());
+    }
+  }"""
+        if screenshot
+        else ""
+    ).replace("SHOT", "true")
+    return (
+        "async (page) => {\n"
+        f"  const data = await page.evaluate({extractor_source()}, {opts});\n"
+        "  const pages = page.context().pages();\n"
+        "  const title = (p) => Promise.race([p.title(), new Promise((r) => setTimeout(() => r(''), 150))])"
+        ".catch(() => '');\n"
+        "  data.tabs = await Promise.all(pages.map(async (p, i) => [i, p === page, p.url(),"
+        " p === page ? data.title : await title(p)]));"
+        f"{shot}\n"
+        "  return data;\n"
+        "}"
+    )
+
+
+def parse_dialog(result: CodeResult) -> Dialog | None:
+    """The dialog @playwright/mcp holds as its 'modal state', if any."""
+    body = result.sections.get("Modal state", "")
+    match = _MODAL.search(body)
+    return Dialog(match.group(1), match.group(2)) if match else None
+
+
+def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
+    elements = [
+        Element(
+            n=int(e["n"]),
+            role=str(e["role"]),
+            name=str(e.get("name", "")),
+            state=str(e.get("state", "")),
+            frame=tuple(int(f) for f in e.get("frame", [])),
+            offscreen=bool(e.get("offscreen", False)),
+            context=str(e.get("context", "")),
+        )
+        for e in data.get("elements", [])
+    ]
+    tabs = [TabInfo(int(t[0]), bool(t[1]), str(t[2]), str(t[3])) for t in data.get("tabs", [])]
+    return Observation(
+        url=str(data.get("url", "")),
+        title=str(data.get("title", "")),
+        tabs=tabs,
+        elements=elements,
+        outline=[str(line) for line in data.get("outline", [])],
+        counts={k: int(v) for k, v in data.get("counts", {}).items()},
+        viewport={k: int(v) for k, v in data.get("viewport", {}).items()},
+        full=full,
+        screenshot_b64=data.get("screenshot"),
+    )
+
+
+async def observe(session: BrowserSession, *, full: bool = False, screenshot: bool = False) -> Observation:
+    """Run the extractor in the agent's tab. A pending dialog is reported instead of the page."""
+    import time
+
+    started = time.perf_counter()
+    result = await session.run_code(observation_code(full=full, screenshot=screenshot), idempotent=True)
+    elapsed = (time.perf_counter() - started) * 1000
+    dialog = parse_dialog(result)
+    if dialog is not None:
+        tabs = [TabInfo(t.index, t.current, t.url, t.title) for t in (result.tabs or [])]
+        current = next((t for t in tabs if t.current), None)
+        return Observation(
+            url=current.url if current else (result.page_url or ""),
+            title=current.title if current else (result.page_title or ""),
+            tabs=tabs,
+            elements=[],
+            outline=[],
+            counts={},
+            viewport={},
+            full=full,
+            dialog=dialog,
+            extract_ms=elapsed,
+        )
+    if not result.ok or not isinstance(result.value, dict):
+        raise BrowserUnavailable(f"the page could not be observed: {result.error or result.value!r}")
+    observation = _from_payload(result.value, full=full)
+    observation.extract_ms = elapsed
+    return observation
+
+
+def wrap_model_code(code: str, frames: dict[str, list[int]] | None = None) -> str:
+    """Give the model's `async (page) => {...}` an `el(N)` helper for the current observation.
+
+    `frames` maps element numbers inside same-origin iframes to their frame chain.
+    """
+    return (
+        "async (page) => {\n"
+        f"  const __frames = {json.dumps(frames or {})};\n"
+        "  const el = (n) => {\n"
+        "    let scope = page;\n"
+        '    for (const f of __frames[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);\n'
+        '    return scope.locator(`[data-bc-id="${n}"]`);\n'
+        "  };\n"
+        f"  return await ({code.strip().rstrip(';')})(page);\n"
+        "}"
+    )
