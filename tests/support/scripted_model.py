@@ -54,7 +54,9 @@ class ScriptedModel(BaseChatModel):
         reply = self.replies[self.index]
         self.index += 1
         message = reply(messages) if callable(reply) else reply
-        return message.model_copy(update={"id": None}) if message.id else message
+        # Like a real model: every reply, even a repeated one, has its own tool call ids.
+        calls = [{**c, "id": f"call_{next(_ids)}"} for c in message.tool_calls]
+        return AIMessage(content=message.content, tool_calls=calls)
 
     def _generate(
         self,

@@ -140,7 +140,7 @@ LEXICON: dict[str, list[str]] = {
 }
 _SAFE_OVERRIDES = re.compile(
     r"add to (cart|basket|bag)|proceed to checkout|view cart|go to cart|в корзину|remove filter|"
-    r"cancel$|^cancel|^отмена$|search|найти|поиск",
+    r"^(cancel|отмена|отменить|abbrechen|annuler|cancelar|close|закрыть)$|search|найти|поиск",
     re.IGNORECASE,
 )
 _PATTERNS = [

@@ -85,13 +85,15 @@ class AgentRunner:
         events = self.context.events
         events(Event("status", {"state": "running"}))
         try:
-            async for _ in self.graph.astream(
+            async for chunk in self.graph.astream(
                 graph_input,
                 self.config,
                 context=self.context,
                 stream_mode="updates",
             ):
-                pass
+                for node in chunk:
+                    if not node.startswith("__"):
+                        events(Event("node", {"node": node}))
         except asyncio.CancelledError:
             await asyncio.shield(self._mark_cancelled())
             events(Event("status", {"state": "idle"}))

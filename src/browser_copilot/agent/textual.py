@@ -56,6 +56,8 @@ def parse_textual_calls(content: str, known: set[str]) -> TextualCalls | None:
         match = _FUNCTION_CALL.search(content)
         if match:
             return TextualCalls([_call(match.group(1), json.loads(match.group(2)), known)])
+        if "function_call" in content:
+            raise ValueError("could not read `function_call: name=<tool> args={...}` (is the JSON complete?)")
         blocks = _TAGGED.findall(content) or _BLOCK.findall(content)
         if not blocks and content.strip().startswith("{"):
             blocks = [content.strip()]

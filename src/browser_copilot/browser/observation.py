@@ -154,6 +154,7 @@ def observation_code(*, full: bool = False, screenshot: bool = False) -> str:
     shot = (
         """
   if (SHOT) {
+    if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();
     const marks = await page.evaluate(() => {
       const layer = document.createElement('div');
       layer.id = '__bc_marks';
@@ -262,6 +263,17 @@ async def observe(session: BrowserSession, *, full: bool = False, screenshot: bo
     return observation
 
 
+ACTION_TIMEOUT_MS = 10_000
+"""How long an action on the model's behalf waits for its element (Playwright's default is 30 s)."""
+NAVIGATION_TIMEOUT_MS = 30_000
+
+BRING_TO_FRONT = (
+    "  if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();\n"
+)
+"""Background tabs do not render (no animation frames): clicks wait forever for 'stable' and
+screenshots hang. The agent's tab comes to the front before it acts or is photographed."""
+
+
 def wrap_model_code(code: str, frames: dict[str, list[int]] | None = None) -> str:
     """Give the model's `async (page) => {...}` an `el(N)` helper for the current observation.
 
@@ -269,6 +281,9 @@ def wrap_model_code(code: str, frames: dict[str, list[int]] | None = None) -> st
     """
     return (
         "async (page) => {\n"
+        f"{BRING_TO_FRONT}"
+        f"  page.setDefaultTimeout({ACTION_TIMEOUT_MS});\n"
+        f"  page.setDefaultNavigationTimeout({NAVIGATION_TIMEOUT_MS});\n"
         f"  const __frames = {json.dumps(frames or {})};\n"
         "  const el = (n) => {\n"
         "    let scope = page;\n"

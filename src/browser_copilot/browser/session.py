@@ -72,6 +72,7 @@ _LIST_TABS = """async (page) => {
 }"""
 
 _GOTO = """async (page) => {
+  if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();
   const response = await page.goto(%s, { waitUntil: 'domcontentloaded' });
   return { url: page.url(), title: await page.title(), status: response ? response.status() : null };
 }"""

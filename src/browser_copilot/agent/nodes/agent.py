@@ -75,11 +75,6 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
     fixes = dangling_fixes(state.get("messages", []))
     history: list[AnyMessage] = [*state.get("messages", []), *fixes]
     prompt = [SystemMessage(system_prompt(state, ctx)), *history, observation_message(observation)]
-    ctx.events(
-        Event(
-            "node", {"node": "agent", "step": state.get("tool_steps", 0), "limit": ctx.limits.max_tool_steps}
-        )
-    )
     try:
         response = await ctx.llm.bind_tools(TOOLS).ainvoke(prompt)
     except openai.APIError as exc:

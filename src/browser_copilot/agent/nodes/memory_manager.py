@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from langmem.short_term import RunningSummary, SummarizationNode
@@ -19,7 +20,17 @@ from browser_copilot.agent.state import AgentState
 from browser_copilot.events import Event
 
 Next = Literal["agent"]
-SUMMARY_TOKENS = 400
+
+# SummarizationNode picks what to summarise from token budgets, and uses one number both as the size
+# left after summarising and as the cap on what the summariser reads. We hand it only the messages
+# before the current request and want all of them summarised: counting in units of 32 tokens, "1 unit
+# left" means everything goes into the summary, and 400 units (~12,800 tokens) caps its input.
+UNIT_TOKENS = 32
+INPUT_UNITS = 400
+
+
+def _units(messages: list[AnyMessage]) -> int:
+    return max(1, count_tokens_approximately(messages) // UNIT_TOKENS)
 
 
 def split_point(messages: list[AnyMessage]) -> int:
@@ -43,9 +54,10 @@ async def memory_manager(state: AgentState, runtime: Runtime[AgentContext]) -> C
         return Command(update=mark, goto="agent")
     node = SummarizationNode(
         model=ctx.summarizer or ctx.llm,
-        max_tokens=SUMMARY_TOKENS + 1,
+        max_tokens=INPUT_UNITS,
         max_tokens_before_summary=1,
-        max_summary_tokens=SUMMARY_TOKENS,
+        max_summary_tokens=INPUT_UNITS - 1,
+        token_counter=_units,
     )
     previous = state.get("summary")
     context = {"running_summary": RunningSummary(previous, set(), None)} if previous else {}

@@ -3,20 +3,36 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import to_state
-from browser_copilot.agent.state import AgentState
+from browser_copilot.agent.state import AgentState, ObservationState
 from browser_copilot.browser.observation import observe as run_extractor
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 
 Next = Literal["agent", "strategy_adapter", "progress_reporter"]
 _FIGURE = re.compile(r"\d[\d ,.]*\d|\d")
+
+
+def new_tabs(previous: ObservationState | None, current: ObservationState) -> list[list[Any]]:
+    """Tabs in `current` that were not open at the previous observation (popups, target=_blank)."""
+    if previous is None:
+        return []
+    before = [str(t[2]) for t in previous["tabs"]]
+    opened = []
+    for tab in current["tabs"]:
+        if tab[1]:
+            continue
+        if str(tab[2]) in before:
+            before.remove(str(tab[2]))
+        else:
+            opened.append(tab)
+    return opened if len(current["tabs"]) > len(previous["tabs"]) else []
 
 
 async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
@@ -44,6 +60,13 @@ async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[
         )
     )
     previous = state.get("observation")
+    opened = new_tabs(previous, current)
+    if opened:
+        listed = "; ".join(f'{t[0]} "{t[3]}" {t[2]}' for t in opened)
+        current["text"] = (
+            f"New tab since your last action: {listed} (switch_tab to work in it).\n{current['text']}"
+        )
+        ctx.events(Event("notice", {"text": f"new tab: {listed}"}))
     seen = list(state.get("seen_numbers") or [])
     seen.extend(_FIGURE.findall(current["text"]))
     update: dict[str, object] = {

@@ -1,0 +1,426 @@
+"""The agent graph with a scripted model, a real Chromium and the real MCP server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from browser_copilot.agent.context import AgentContext, Limits
+from browser_copilot.agent.graph import mermaid
+from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id, sqlite_checkpointer
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.events import EventLog
+from tests.support.pages import PageServer
+from tests.support.scripted_model import ScriptedModel, call, code, say
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "graph.mmd"
+
+MakeRunner = Callable[..., tuple[AgentRunner, ScriptedModel, EventLog]]
+
+
+@pytest.fixture
+def make_runner(browser_session: BrowserSession) -> MakeRunner:
+    def make(
+        *replies: Any,
+        limits: Limits | None = None,
+        graph: Any = None,
+        summarizer: ScriptedModel | None = None,
+        session_id: str | None = None,
+    ) -> tuple[AgentRunner, ScriptedModel, EventLog]:
+        model = ScriptedModel(replies=list(replies))
+        log = EventLog()
+        context = AgentContext(
+            llm=model, browser=browser_session, limits=limits or Limits(), events=log, summarizer=summarizer
+        )
+        runner = AgentRunner(
+            graph or compile_graph(InMemorySaver()), context, session_id=session_id or new_session_id()
+        )
+        return runner, model, log
+
+    return make
+
+
+def goto(url: str) -> AIMessage:
+    return code(f"async (page) => {{ await page.goto('{url}') }}")
+
+
+def nodes(log: EventLog) -> list[str]:
+    return [e.data["node"] for e in log.of("node")]
+
+
+def tool_texts(values: dict[str, Any]) -> list[str]:
+    return [str(m.content) for m in values["messages"] if isinstance(m, ToolMessage)]
+
+
+def feedback_texts(values: dict[str, Any]) -> list[str]:
+    return [
+        str(m.content)
+        for m in values["messages"]
+        if isinstance(m, HumanMessage) and str(m.content).startswith("[Browser Copilot]")
+    ]
+
+
+async def page_value(session: BrowserSession, expression: str) -> Any:
+    return (
+        await session.run_code(f"async (page) => await page.evaluate(() => {expression})", idempotent=True)
+    ).value
+
+
+def test_the_graph_drawing_matches_the_snapshot() -> None:
+    drawing = mermaid()
+    if not SNAPSHOT.exists():  # first run writes it; review and commit it
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(drawing)
+    assert drawing == SNAPSHOT.read_text()
+    for node in (
+        "agent",
+        "tools",
+        "critical_action_validator",
+        "goal_validator",
+        "progress_analyzer",
+        "strategy_adapter",
+        "quality_evaluator",
+        "self_corrector",
+        "human_in_loop",
+        "progress_reporter",
+        "memory_manager",
+        "observe",
+    ):
+        assert f"\t{node}({node})" in drawing
+    assert drawing.count("-->") == 1  # only START -> agent is a static edge
+
+
+async def test_a_task_is_observed_acted_on_and_answered(make_runner: MakeRunner, pages: PageServer) -> None:
+    runner, model, log = make_runner(
+        call(
+            "update_working_state",
+            current_goal="Say hello",
+            plan=["Open the home page", "Click hello", "Answer"],
+        ),
+        goto(pages.url("index.html")),
+        code("async (page) => { await el(1).click(); return await page.locator('#out').textContent() }"),
+        call("update_working_state", progress={"current": 3, "done": [1, 2]}),
+        say("The page now says “clicked”."),
+    )
+    outcome = await runner.send("Click the hello button and tell me what the page says")
+    assert outcome.stop_reason == "answered"
+    assert outcome.text == "The page now says “clicked”."
+    assert "Returned: clicked" in tool_texts(outcome.values)
+    path = nodes(log)
+    assert path[:4] == ["agent", "observe", "agent", "critical_action_validator"]
+    assert path[-3:] == ["goal_validator", "quality_evaluator", "progress_reporter"]
+    assert outcome.values["progress"]["done"] == [1, 2, 3]
+    # The model saw the page as delimited, numbered data after its action.
+    last_prompt = model.prompts[-1]
+    assert isinstance(last_prompt[0], SystemMessage)
+    assert "Goal: Say hello" in str(last_prompt[0].content)
+    page_view = str(last_prompt[-1].content)
+    assert "<page_content untrusted>" in page_view
+    assert '[1] button "Say hello"' in page_view
+
+
+async def test_a_destructive_click_waits_for_yes_and_runs_exactly_once(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    runner, _, log = make_runner(
+        goto(pages.url("checkout.html")),
+        code("async (page) => { await el(2).click() }"),
+        say("Your order is placed."),
+    )
+    outcome = await runner.send("Place my order")
+    assert outcome.stop_reason == "waiting_confirmation"
+    assert outcome.interrupt is not None
+    card = outcome.interrupt["card"]
+    assert card["what"] == 'button "Place order"'
+    assert card["site"].startswith("127.0.0.1:")
+    assert card["category"] == "order"
+    assert await page_value(browser_session, "window.__ordered ?? 0") == 0  # nothing ran before /yes
+    assert outcome.values["pending_kind"] == "confirm"
+    done = await runner.send("/yes")
+    assert done.stop_reason == "answered"
+    assert await page_value(browser_session, "window.__ordered ?? 0") == 1
+    assert [e.data["approved"] for e in log.of("policy_result")] == [True]
+
+
+async def test_no_drops_the_action_and_the_model_is_told(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    runner, _, _ = make_runner(
+        goto(pages.url("checkout.html")),
+        code("async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }"),
+        say("I did not place the order, as you asked."),
+    )
+    assert (await runner.send("Place my order")).stop_reason == "waiting_confirmation"
+    outcome = await runner.send("/no")
+    assert outcome.stop_reason == "answered"
+    assert await page_value(browser_session, "window.__ordered ?? 0") == 0
+    assert any("The user declined this action" in t for t in tool_texts(outcome.values))
+    assert outcome.values["pending_action"] is None
+
+
+async def test_the_step_limit_stops_with_a_summary_and_the_next_message_continues(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    runner, _, _ = make_runner(
+        call(
+            "update_working_state",
+            current_goal="Read both pages",
+            plan=["Read home", "Read second", "Answer"],
+        ),
+        goto(pages.url("index.html")),
+        goto(pages.url("second.html")),
+        code("async (page) => await page.title()"),
+        # after "go on":
+        code("async (page) => await page.title()"),
+        call("update_working_state", progress={"current": 3, "done": [1, 2]}),
+        say("Both pages read: “Test bed home” and “Second page”."),
+        limits=Limits(max_tool_steps=2),
+    )
+    stopped = await runner.send("Read the titles of both pages")
+    assert stopped.stop_reason == "step_limit"
+    assert "I have not finished: I used all 2 browser actions" in stopped.text
+    assert "Shall I continue?" in stopped.text
+    assert "Suggested next step: Read home." in stopped.text
+    assert stopped.values["tool_steps"] == 2
+    # The unanswered call was closed so the conversation stays valid for the API.
+    assert any(t.startswith("Not run: the run stopped (step_limit)") for t in tool_texts(stopped.values))
+    resumed = await runner.send("go on")
+    assert resumed.stop_reason == "answered"
+    assert resumed.values["current_goal"] == "Read both pages"
+    assert resumed.values["tool_steps"] == 1
+
+
+async def test_the_same_failure_three_times_changes_strategy_then_stops_honestly(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    failing = code("async (page) => { throw new Error('the Buy button is greyed out') }")
+    runner, _, log = make_runner(goto(pages.url("index.html")), *[failing] * 6, say("unused"))
+    outcome = await runner.send("Buy it")
+    assert outcome.stop_reason == "loop_detected"
+    assert nodes(log).count("strategy_adapter") == 2
+    assert any("You seem to be stuck" in t for t in feedback_texts(outcome.values))
+    assert outcome.text.startswith("I have not finished: I was going in circles")
+
+
+async def test_different_targets_failing_are_not_a_loop(make_runner: MakeRunner, pages: PageServer) -> None:
+    replies = [
+        code(f"async (page) => {{ throw new Error('no {name}') }}") for name in ("cart", "menu", "help")
+    ]
+    runner, _, log = make_runner(goto(pages.url("index.html")), *replies, say("None of them worked."))
+    outcome = await runner.send("Try three things")
+    assert outcome.stop_reason == "answered"
+    assert "strategy_adapter" not in nodes(log)
+
+
+async def test_a_stale_element_number_goes_to_self_correction(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    runner, _, log = make_runner(
+        goto(pages.url("index.html")),
+        code("async (page) => { await el(42).click({ timeout: 300 }) }"),
+        code("async (page) => { await el(1).click() }"),
+        say("Clicked the hello button."),
+    )
+    outcome = await runner.send("Click hello")
+    assert outcome.stop_reason == "answered"
+    assert "self_corrector" in nodes(log)
+    notes = feedback_texts(outcome.values)
+    assert any("I looked again" in n and "Use the numbers of the new observation" in n for n in notes)
+
+
+async def test_an_unchanged_page_after_actions_counts_as_stuck(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    click_heading = code("async (page) => { await page.locator('h1').click() }")
+    runner, _, log = make_runner(
+        goto(pages.url("index.html")),
+        click_heading,
+        click_heading,
+        say("Nothing happens."),
+        limits=Limits(unchanged_limit=2),
+    )
+    outcome = await runner.send("Click the heading")
+    assert "strategy_adapter" in nodes(log)
+    assert any("left the page exactly as it was" in n for n in feedback_texts(outcome.values))
+
+
+async def test_progress_is_analysed_every_few_steps_of_a_plan(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    read = code("async (page) => await page.title()")
+    runner, _, log = make_runner(
+        call("update_working_state", plan=["Open", "Read", "Compare", "Answer"]),
+        goto(pages.url("index.html")),
+        read,
+        read,
+        read,
+        call("update_working_state", progress={"current": 4, "done": [1, 2, 3]}),
+        say("Done reading: Test bed home."),
+        limits=Limits(progress_every=2),
+    )
+    outcome = await runner.send("Read the title")
+    assert "progress_analyzer" in nodes(log)
+    assert any("since the last plan item was finished" in n for n in feedback_texts(outcome.values))
+    assert log.of("progress")
+
+
+async def test_an_unfinished_plan_is_sent_back_once(make_runner: MakeRunner, pages: PageServer) -> None:
+    runner, _, _ = make_runner(
+        call("update_working_state", plan=["Open the page", "Read the title", "Answer"]),
+        goto(pages.url("index.html")),
+        say("Done."),
+        say("I opened the page; its title is Test bed home."),
+    )
+    outcome = await runner.send("Open the home page and read its title")
+    assert outcome.stop_reason == "answered"
+    notes = feedback_texts(outcome.values)
+    assert any(
+        "Plan items not marked done or blocked: 1. Open the page; 2. Read the title" in n for n in notes
+    )
+    assert outcome.text == "I opened the page; its title is Test bed home."
+
+
+async def test_figures_nobody_observed_are_sent_back(make_runner: MakeRunner, pages: PageServer) -> None:
+    runner, _, _ = make_runner(
+        goto(pages.url("results.html")),
+        say("The cheapest flight is Ryanair at €39."),
+        say("The cheapest flight is Ryanair at €45."),
+    )
+    outcome = await runner.send("Which flight is cheapest?")
+    assert outcome.stop_reason == "answered"
+    assert any(
+        "These figures in your answer do not appear" in n and "39" in n
+        for n in feedback_texts(outcome.values)
+    )
+    assert outcome.text == "The cheapest flight is Ryanair at €45."
+
+
+async def test_a_textual_tool_call_is_executed(make_runner: MakeRunner, pages: PageServer) -> None:
+    runner, _, _ = make_runner(
+        say('function_call: name=browser_run_code args={"code": "async (page) => 6 * 7"}'),
+        say("The answer is 42."),
+    )
+    outcome = await runner.send("Compute in the page")
+    assert "Returned: 42" in tool_texts(outcome.values)
+    assert outcome.stop_reason == "answered"
+
+
+async def test_malformed_calls_are_corrected_and_stop_after_three(make_runner: MakeRunner) -> None:
+    broken = say('function_call: name=browser_run_code args={"code": ')
+    runner, _, _ = make_runner(broken, broken, broken, say("unused"))
+    outcome = await runner.send("Do something")
+    assert outcome.stop_reason == "error"
+    assert outcome.values["invalid_actions"] == 3
+    assert any("could not be used" in n for n in feedback_texts(outcome.values))
+
+
+async def test_a_question_to_the_user_waits_for_the_answer(make_runner: MakeRunner) -> None:
+    runner, _, _ = make_runner(
+        call(
+            "request_user_confirmation", question="Which tab should I use?", options=["0: Inbox", "1: Shop"]
+        ),
+        say("Using the shop tab."),
+    )
+    waiting = await runner.send("Check my cart")
+    assert waiting.stop_reason == "waiting_user"
+    assert waiting.interrupt is not None
+    assert waiting.interrupt["options"] == ["0: Inbox", "1: Shop"]
+    answered = await runner.send("the shop one")
+    assert "The user answered: the shop one" in tool_texts(answered.values)
+    assert answered.stop_reason == "answered"
+
+
+async def test_accepting_a_destructive_dialog_needs_yes(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    runner, _, _ = make_runner(
+        goto(pages.url("admin.html")),
+        code("async (page) => { await page.locator('#u2 button').click() }"),
+        call("handle_dialog", accept=True),
+        say("Deleted bob."),
+    )
+    waiting = await runner.send("Delete the user bob")
+    assert waiting.stop_reason == "waiting_confirmation"
+    assert waiting.interrupt is not None
+    assert waiting.interrupt["card"]["what"] == 'dialog "Delete this user?"'
+    assert any('confirm dialog is open: "Delete this user?"' in t for t in tool_texts(waiting.values))
+    done = await runner.send("/yes")
+    assert done.stop_reason == "answered"
+    assert await page_value(browser_session, "document.querySelectorAll('#u2').length") == 0
+
+
+async def test_a_new_tab_opened_by_an_action_is_reported(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    runner, model, _ = make_runner(
+        goto(pages.url("popup.html")),
+        code(
+            "async (page) => { await Promise.all([page.context().waitForEvent('page'),"
+            " page.getByRole('link', { name: 'Open second page in a new tab' }).click()]) }"
+        ),
+        say("A new tab opened."),
+    )
+    outcome = await runner.send("Open the link")
+    reported = [*tool_texts(outcome.values), str(model.prompts[-1][-1].content)]
+    assert any(
+        ("A new tab opened:" in t or "New tab since your last action:" in t) and "second.html" in t
+        for t in reported
+    )
+    await browser_session.run_code(
+        "async (page) => { for (const p of page.context().pages())"
+        " if (p.url().endsWith('second.html')) await p.close() }"
+    )
+
+
+async def test_summarisation_keeps_the_current_question(make_runner: MakeRunner) -> None:
+    summarizer = ScriptedModel(replies=[say("The user asked about blue mugs earlier; they cost $12.")])
+    runner, model, _ = make_runner(
+        say("Blue mugs cost $12. " + "More detail. " * 150),
+        say("Tea costs $24.50."),
+        limits=Limits(memory_max_tokens=300),
+        summarizer=summarizer,
+    )
+    await runner.send("How much is a blue mug? " + "Please be thorough. " * 60)
+    outcome = await runner.send("And how much is the tea sampler?")
+    assert outcome.text == "Tea costs $24.50."
+    summarised = " ".join(str(m.content) for m in summarizer.prompts[0])
+    assert "How much is a blue mug?" in summarised
+    last = model.prompts[-1]
+    assert "Summary of the earlier conversation:\nThe user asked about blue mugs" in str(last[0].content)
+    questions = [str(m.content) for m in last if isinstance(m, HumanMessage)]
+    assert any(q == "And how much is the tea sampler?" for q in questions)
+    assert not any(q.startswith("How much is a blue mug?") for q in questions)
+
+
+async def test_a_restart_with_the_sqlite_checkpointer_keeps_the_working_state(
+    make_runner: MakeRunner, tmp_path: Path
+) -> None:
+    database = tmp_path / "sessions.sqlite"
+    session = new_session_id()
+    async with sqlite_checkpointer(database) as saver:
+        runner, _, _ = make_runner(
+            call(
+                "update_working_state",
+                current_goal="Compare mugs",
+                plan=["Find mugs", "Compare", "Answer"],
+                add_facts=[{"fact": "Blue mug costs $12", "source": "https://shop.test/"}],
+            ),
+            say("Noted."),
+            graph=compile_graph(saver),
+            session_id=session,
+        )
+        await runner.send("Remember the mug price")
+    async with sqlite_checkpointer(database) as saver:
+        again, model, _ = make_runner(
+            say("The blue mug costs $12."), graph=compile_graph(saver), session_id=session
+        )
+        values = await again.values()
+        assert values["facts"] == [{"fact": "Blue mug costs $12", "source": "https://shop.test/"}]
+        assert values["plan"] == ["Find mugs", "Compare", "Answer"]
+        await again.send("What did the mug cost?")
+        assert "Blue mug costs $12 (https://shop.test/)" in str(model.prompts[-1][0].content)
