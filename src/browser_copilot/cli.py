@@ -49,27 +49,56 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("chat", help="interactive terminal chat (the default)")
     commands.add_parser("doctor", help="check browser, MCP server, code tool, LLM and data dir")
-    observe = commands.add_parser("observe", help="open URL in the agent's tab and print it as JSON")
+    chat = commands.choices["chat"]
+    chat.add_argument("--session", metavar="ID", help="resume this session (default: the last one)")
+    observe = commands.add_parser(
+        "observe", help="open URL in the agent's tab and print what the model would see, with its tokens"
+    )
     observe.add_argument("url", help="an http(s) URL or about:blank")
+    observe.add_argument("--full", action="store_true", help="the whole page, not only the viewport")
+    observe.add_argument("--json", action="store_true", help="machine-readable output")
+    commands.add_parser("graph", help="print the agent graph as a Mermaid diagram")
     return parser
 
 
-async def _observe(settings: Settings, console: Console, url: str) -> int:
+async def _observe(settings: Settings, console: Console, url: str, *, full: bool, as_json: bool) -> int:
+    from browser_copilot.agent.conversation import observation_message, to_state
+    from browser_copilot.browser.observation import observe
     from browser_copilot.browser.session import BrowserSession
+    from browser_copilot.llm.tokens import count_tokens
 
     err = make_console(sys.stderr)
     async with BrowserSession(
         settings, notice=lambda text: err.print(f"[notice]{escape(text)}[/notice]")
     ) as browser:
         page = await browser.goto(url)
-        tabs = await browser.tabs()
-    payload = {
-        "url": page["url"],
-        "title": page["title"],
-        "status": page["status"],
-        "tabs": [{"index": t.index, "title": t.title, "url": t.url, "current": t.current} for t in tabs],
-    }
-    console.print_json(json.dumps(payload, ensure_ascii=False))
+        observation = await observe(browser, full=full)
+    message = observation_message(to_state(observation))
+    text = str(message.content)
+    (tokens,), exact = await asyncio.to_thread(count_tokens, [text])
+    if as_json:
+        payload = {
+            "url": page["url"],
+            "title": page["title"],
+            "status": page["status"],
+            "tabs": [
+                {"index": t.index, "title": t.title, "url": t.url, "current": t.current}
+                for t in observation.tabs
+            ],
+            "elements": len(observation.elements),
+            "observation": text,
+            "tokens": tokens,
+            "tokens_exact": exact,
+            "extract_ms": round(observation.extract_ms, 1),
+        }
+        console.print_json(json.dumps(payload, ensure_ascii=False))
+        return 0
+    console.print(text, markup=False, highlight=False)
+    kind = "o200k tokens" if exact else "tokens (estimated: run `npm ci` for exact counts)"
+    err.print(
+        f"[muted]{tokens} {kind}, {len(observation.elements)} elements, "
+        f"extracted in {observation.extract_ms:.0f} ms[/muted]"
+    )
     return 0
 
 
@@ -121,10 +150,17 @@ def main(argv: list[str] | None = None) -> int:
 
             return _run(run_doctor(settings, console, env_file=args.env_file))
         if command == "observe":
-            return _run(_observe(settings, console, args.url))
+            return _run(_observe(settings, console, args.url, full=args.full, as_json=args.json))
+        if command == "graph":
+            from browser_copilot.agent.graph import mermaid
+
+            console.print(mermaid(), markup=False, highlight=False)
+            return 0
         from browser_copilot.ui.chat import run_chat
 
-        return _run(run_chat(settings, console, env_file=args.env_file))
+        return _run(
+            run_chat(settings, console, env_file=args.env_file, session=getattr(args, "session", None))
+        )
     except NavigationError as exc:
         err.print(f"[error]Navigation failed:[/error] {escape(str(exc))}")
         return EXIT_FAILED

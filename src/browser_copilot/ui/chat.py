@@ -1,15 +1,16 @@
-"""The terminal chat shell: attach the browser, say what is ready, read commands until /quit.
+"""The terminal chat shell: attach the browser, say what is ready, and hand tasks to the agent.
 
-The agent graph plugs in here (issue 3); until then a task typed here is answered with what is
-missing. Input is read on a daemon thread so that Ctrl+C and SIGTERM are handled by the event loop
-and the browser session is always closed cleanly.
+Input is read on a daemon thread so that Ctrl+C and SIGTERM are handled by the event loop and the
+browser session is always closed cleanly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from rich.console import Console
@@ -17,17 +18,29 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from browser_copilot import __version__
+from browser_copilot.agent.factory import last_session, make_context, remember_session, sessions_db
+from browser_copilot.agent.runner import (
+    AgentRunner,
+    TurnOutcome,
+    compile_graph,
+    new_session_id,
+    sqlite_checkpointer,
+)
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
-from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, resolve_llm
+from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
+from browser_copilot.ui.render import EventPrinter, render_outcome
 
 PROMPT = "› "
 HELP = """Commands:
   /help      this list
   /tabs      the browser's open tabs
-  /status    browser endpoint, MCP server, model, data dir
+  /plan      the working state: goal, plan, progress, facts
+  /status    browser endpoint, MCP server, model, session
+  /new       start a fresh session
+  /yes /no   answer a pending confirmation
   /quit      leave (Ctrl+C or Ctrl+D also work)
-Anything else is a task for the agent."""
+Anything else is a task for the agent (or the answer to its question)."""
 
 
 class LineReader:
@@ -47,7 +60,7 @@ class LineReader:
         return await self._queue.get()
 
 
-def render_banner(console: Console, browser: BrowserSession, llm: LlmEndpoint | None) -> None:
+def render_banner(console: Console, browser: BrowserSession, llm: LlmEndpoint | None, session: str) -> None:
     endpoint = browser.endpoint
     assert endpoint is not None
     how = {"configured": "attached", "devtools-active-port": "attached", "launched": "launched"}
@@ -59,7 +72,7 @@ def render_banner(console: Console, browser: BrowserSession, llm: LlmEndpoint | 
         lines.append(f"[ok]Model[/ok]    {escape(llm.describe())}")
     else:
         lines.append("[warn]Model[/warn]    not configured")
-    lines.append("[muted]Type /help for commands, /quit to leave.[/muted]")
+    lines.append(f"[muted]Session {session}. Type /help for commands, /quit to leave.[/muted]")
     console.print(Panel("\n".join(lines), title=f"Browser Copilot {__version__}", expand=False))
     if llm is None:
         console.print(Panel(escape(HOW_TO_CONFIGURE), title="Set up a model", border_style="warn"))
@@ -72,10 +85,23 @@ async def _show_tabs(console: Console, browser: BrowserSession) -> None:
         console.print(f" {marker} {tab.index}: {title}  [url]{escape(tab.url)}[/url]")
 
 
+async def _show_plan(console: Console, runner: AgentRunner | None) -> None:
+    values = await runner.values() if runner else {}
+    plan = values.get("plan") or []
+    progress = values.get("progress") or {"current": 1, "done": [], "blocked": []}
+    console.print(f"Goal: {escape(values.get('current_goal') or '(none yet)')}")
+    for i, step in enumerate(plan, start=1):
+        mark = "x" if i in progress["done"] else "!" if i in progress["blocked"] else " "
+        console.print(f"  [{mark}] {i}. {escape(step)}")
+    for fact in values.get("facts") or []:
+        console.print(f"  - {escape(fact['fact'])} [muted]({escape(fact['source'])})[/muted]")
+
+
 def _show_status(
-    console: Console, browser: BrowserSession, settings: Settings, llm: LlmEndpoint | None
+    console: Console, browser: BrowserSession, settings: Settings, llm: LlmEndpoint | None, session: str
 ) -> None:
     endpoint, spec = browser.endpoint, browser.spec
+    console.print(f"session    {session}")
     console.print(f"browser    {escape(endpoint.url if endpoint else '-')}")
     if spec is not None and browser.mcp is not None:
         sandbox = "sandboxed" if spec.sandboxed else "not sandboxed"
@@ -88,46 +114,68 @@ def _show_status(
     console.print(f"step limit {settings.max_tool_steps}")
 
 
-async def run_chat(settings: Settings, console: Console, *, env_file: Path | None) -> int:
+@contextlib.asynccontextmanager
+async def agent_runner(
+    settings: Settings, browser: BrowserSession, llm: LlmEndpoint | None, session: str, printer: EventPrinter
+) -> AsyncIterator[AgentRunner | None]:
+    if llm is None:
+        yield None
+        return
+    async with sqlite_checkpointer(sessions_db(settings)) as saver:
+        context = make_context(settings, llm=build_chat_model(settings, llm), browser=browser, events=printer)
+        yield AgentRunner(compile_graph(saver), context, session_id=session)
+
+
+async def run_chat(
+    settings: Settings, console: Console, *, env_file: Path | None, session: str | None = None
+) -> int:
     """The interactive loop; returns the process exit code."""
-    del env_file  # reserved for /status once sessions persist
+    del env_file
     loop = asyncio.get_running_loop()
     console.print("[muted]Attaching to the browser...[/muted]")
+    session_id = session or last_session(settings) or new_session_id()
+    remember_session(settings, session_id)
+    printer = EventPrinter(console)
     async with BrowserSession(
         settings, notice=lambda text: console.print(f"[notice]{escape(text)}[/notice]")
     ) as browser:
         llm = await asyncio.to_thread(resolve_llm, settings)
-        render_banner(console, browser, llm)
+        render_banner(console, browser, llm, session_id)
         reader = LineReader(loop)
-        while True:
-            console.print(f"[prompt]{PROMPT}[/prompt]", end="")
-            line = await reader.read()
-            if line is None:
-                console.print()
-                break
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/q"):
-                break
-            if text == "/help":
-                console.print(HELP)
-            elif text == "/tabs":
-                await _show_tabs(console, browser)
-            elif text == "/status":
-                _show_status(console, browser, settings, llm)
-            elif text.startswith("/"):
-                console.print(
-                    f"[warn]Unknown command {escape(text.split()[0])}.[/warn] Type /help for the list."
-                )
-            elif llm is None:
-                console.print(
-                    Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn")
-                )
-            else:
-                console.print(
-                    "[warn]The agent graph is not part of this build yet; the browser "
-                    "and model are ready for it.[/warn]"
-                )
+        async with agent_runner(settings, browser, llm, session_id, printer) as runner:
+            while True:
+                console.print(f"[prompt]{PROMPT}[/prompt]", end="")
+                line = await reader.read()
+                if line is None:
+                    console.print()
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/quit", "/q", "/exit"):
+                    break
+                if text == "/help":
+                    console.print(HELP)
+                elif text == "/tabs":
+                    await _show_tabs(console, browser)
+                elif text == "/plan":
+                    await _show_plan(console, runner)
+                elif text == "/status":
+                    _show_status(console, browser, settings, llm, session_id)
+                elif text == "/new" and runner is not None:
+                    runner.session_id = new_session_id()
+                    remember_session(settings, runner.session_id)
+                    console.print(f"[notice]New session {runner.session_id}.[/notice]")
+                elif text.startswith("/") and text not in ("/yes", "/no"):
+                    console.print(
+                        f"[warn]Unknown command {escape(text.split()[0])}.[/warn] Type /help for the list."
+                    )
+                elif runner is None:
+                    console.print(
+                        Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn")
+                    )
+                else:
+                    outcome: TurnOutcome = await runner.send(text)
+                    render_outcome(console, outcome)
     console.print("[muted]Bye.[/muted]")
     return 0
