@@ -9,7 +9,7 @@
   const MAX_NAME = 80;
   const MAX_VALUE = 60;
   const TEXT_BUDGET = full ? 6000 : opts.textBudget || 700;
-  const MAX_ELEMENTS = full ? 2000 : opts.maxElements || 150;
+  const MAX_ELEMENTS = full ? 6000 : opts.maxElements || 150;
   const top = window;
   const vw = top.innerWidth;
   const vh = top.innerHeight;
@@ -161,7 +161,7 @@
   };
 
   const visible = (el) => {
-    if (el.checkVisibility && !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    if (el.checkVisibility && !el.checkVisibility({ visibilityProperty: true })) return false;
     return el.getClientRects().length > 0;
   };
 
@@ -214,8 +214,10 @@
   // Outline: visible text blocks in reading order, headings marked, within a character budget.
   const outline = [];
   let textUsed = 0;
-  const addText = (line) => {
-    if (textUsed >= TEXT_BUDGET || !line) return;
+  const addText = (raw) => {
+    // Separators left over once link texts are taken out ("| | |", "»") say nothing.
+    const line = raw.replace(/(\s*[|·•»«>›‹<\/-]\s*){2,}/g, ' | ').replace(/^[\s|·•»«>›‹<\/-]+|[\s|·•»«>›‹<\/-]+$/g, '');
+    if (textUsed >= TEXT_BUDGET || !/[\p{L}\p{N}]/u.test(line)) return;
     const room = TEXT_BUDGET - textUsed;
     const cut = line.length > room ? line.slice(0, Math.max(0, room - 1)) + '…' : line;
     outline.push(cut);
@@ -294,8 +296,8 @@
   for (const item of elements) {
     if (byName.get(item.name) < 2) continue;
     const node = marked.find((m) => m.getAttribute('data-bc-id') === String(item.n));
-    const box = node && node.closest('tr, li, article, [role=row], [role=listitem], section, fieldset');
-    if (!box) continue;
+    const box = node && node.closest('tr, li, article, [role=row], [role=listitem], fieldset');
+    if (!box || (box.innerText || '').length > 300) continue;
     const own = clean(node.innerText || '', 200);
     const context = clean((box.innerText || '').replace(own, ' '), 50);
     if (context) item.context = context;

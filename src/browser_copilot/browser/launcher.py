@@ -89,7 +89,8 @@ def browser_args(*, profile_dir: Path, port: int, headless: bool) -> list[str]:
         "--disable-quic",
     ]
     if headless:
-        args += ["--headless", "--disable-gpu"]
+        # Headless windows default to 800x600: too small for pages laid out for desktops.
+        args += ["--headless", "--disable-gpu", "--window-size=1280,900"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to start as root with its sandbox on.
     args.append("about:blank")

@@ -121,16 +121,20 @@ class Observation:
             )
             return "\n".join(lines)
         vp = self.viewport
-        scope = "whole page" if self.full else f"viewport {vp.get('width')}×{vp.get('height')}"
-        where = f"scrolled {vp.get('scrollY', 0)}/{vp.get('height_total', 0)}px"
+        top, height, total = vp.get("scrollY", 0), vp.get("height", 0), vp.get("height_total", 0)
         beyond = []
-        if self.counts.get("above"):
-            beyond.append(f"{self.counts['above']} elements above")
-        if self.counts.get("below"):
-            beyond.append(f"{self.counts['below']} below")
+        outside = [f"{self.counts[k]} {k}" for k in ("above", "below") if self.counts.get(k)]
+        if outside:
+            beyond.append("elements not listed: " + ", ".join(outside))
         if self.counts.get("hidden_frames"):
             beyond.append(f"{self.counts['hidden_frames']} cross-origin frames not read")
-        lines.append(f"Showing {scope}, {where}" + (f"; {', '.join(beyond)}" if beyond else ""))
+        if self.full:
+            where = "Whole page listed"
+        elif top <= 0 and total <= height:
+            where = "Whole page visible"
+        else:
+            where = f"Viewport shows {top}-{top + height} of {total}px"
+        lines.append(where + (f"; {', '.join(beyond)}" if beyond else "") + ".")
         lines.append("Elements:" if self.elements else "Elements: none visible")
         lines.extend(el.render() for el in self.elements)
         if self.outline:

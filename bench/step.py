@@ -1,0 +1,142 @@
+"""Framework time per agent step (everything but the LLM), against the raw round trips beneath it.
+
+A scripted model (answers instantly) drives the real graph, MCP server and Chromium through a task of
+small-page steps (click, type, navigate). A step is the time from one browser tool call to the next:
+validator, code call, fresh observation, prompt assembly, model call (scripted), routing, checkpoint.
+Peers measured in the same run: a raw CDP `Runtime.evaluate` round trip over a WebSocket, and a
+trivial code call through the MCP session.
+
+Usage: uv run python bench/step.py [--steps N] [--rounds N]
+The last line: step_median_ms=... step_p90_ms=... mcp_call_ms=... raw_cdp_ms=... overhead_ratio=...
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import websockets
+from langgraph.checkpoint.memory import InMemorySaver
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+
+from tests.support.pages import PageServer  # noqa: E402
+from tests.support.scripted_model import ScriptedModel, code, say  # noqa: E402
+
+from browser_copilot.agent.context import AgentContext, Limits  # noqa: E402
+from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E402
+from browser_copilot.browser.launcher import LaunchedBrowser, find_executable, launch  # noqa: E402
+from browser_copilot.browser.session import BrowserSession  # noqa: E402
+from browser_copilot.config import load_settings  # noqa: E402
+from browser_copilot.events import EventLog  # noqa: E402
+
+
+def page_targets(browser: LaunchedBrowser) -> list[dict[str, str]]:
+    with urllib.request.urlopen(f"{browser.endpoint.url}/json/list") as response:
+        targets: list[dict[str, str]] = json.load(response)
+    return targets
+
+
+async def raw_cdp_ms(browser: LaunchedBrowser, calls: int) -> float:
+    targets = [t for t in await asyncio.to_thread(page_targets, browser) if t["type"] == "page"]
+    times = []
+    async with websockets.connect(targets[0]["webSocketDebuggerUrl"], max_size=None) as ws:
+        for i in range(calls):
+            started = time.perf_counter()
+            await ws.send(
+                json.dumps({"id": i + 1, "method": "Runtime.evaluate", "params": {"expression": "1"}})
+            )
+            while json.loads(await ws.recv()).get("id") != i + 1:
+                pass
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def script(pages: PageServer, steps: int) -> list[object]:
+    moves = [
+        code(f"async (page) => {{ await page.goto('{pages.url('index.html')}') }}"),
+        code("async (page) => { await el(1).click() }"),
+        code(f"async (page) => {{ await page.goto('{pages.url('form.html')}') }}"),
+        code("async (page) => { await el(1).fill('Ada Lovelace') }"),
+        code(f"async (page) => {{ await page.goto('{pages.url('shop.html')}') }}"),
+        code("async (page) => { await el(2).click() }"),
+    ]
+    return [*(moves[i % len(moves)] for i in range(steps)), say("Done.")]
+
+
+async def run_round(session: BrowserSession, pages: PageServer, steps: int) -> list[float]:
+    log = EventLog()
+    model = ScriptedModel(replies=script(pages, steps))
+    context = AgentContext(llm=model, browser=session, limits=Limits(max_tool_steps=steps + 1), events=log)
+    runner = AgentRunner(compile_graph(InMemorySaver()), context, session_id=f"bench-{time.time_ns()}")
+    outcome = await runner.send("Do the scripted steps")
+    assert outcome.stop_reason == "answered", outcome.text
+    stamps = [e.at for e in log.of("tool_call")]
+    return [(b - a) * 1000 for a, b in itertools.pairwise(stamps)]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bc-bench-step-"))
+    executable = find_executable(Path(os.environ["CHROMIUM"]) if "CHROMIUM" in os.environ else None)
+    browser = launch(
+        executable=executable,
+        profile_dir=work / "profile",
+        preferred_port=0,
+        headless=True,
+        log_file=work / "browser.log",
+    )
+    try:
+        settings = load_settings(
+            None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
+        )
+        with PageServer() as pages:
+            async with BrowserSession(settings) as session:
+                steps: list[float] = []
+                for _ in range(args.rounds):
+                    steps += await run_round(session, pages, args.steps)
+                mcp = []
+                for _ in range(30):
+                    started = time.perf_counter()
+                    await session.run_code("async () => 1", idempotent=True)
+                    mcp.append((time.perf_counter() - started) * 1000)
+            raw = await raw_cdp_ms(browser, 30)
+    finally:
+        browser.close()
+        shutil.rmtree(work, ignore_errors=True)
+    steps.sort()
+    median = statistics.median(steps)
+    p90 = steps[int(len(steps) * 0.9) - 1]
+    mcp_ms = statistics.median(mcp)
+    print(f"Browser Copilot step bench: {len(steps)} steps on small local pages, scripted model")
+    print(f"{'measure':<52} {'median ms':>10}")
+    print(f"{'agent step (validate, act, observe, reason, route)':<52} {median:>10.1f}")
+    print(f"{'agent step, 90th percentile':<52} {p90:>10.1f}")
+    print(f"{'trivial code call through the MCP session':<52} {mcp_ms:>10.1f}")
+    print(f"{'raw CDP Runtime.evaluate round trip':<52} {raw:>10.2f}")
+    print(f"step / raw CDP = {median / raw:.0f}x; step / MCP call = {median / mcp_ms:.1f}x")
+    print(
+        f"step_median_ms={median:.1f} step_p90_ms={p90:.1f} mcp_call_ms={mcp_ms:.1f} raw_cdp_ms={raw:.2f} "
+        f"overhead_ratio={median / raw:.0f}"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
