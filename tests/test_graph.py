@@ -424,3 +424,22 @@ async def test_a_restart_with_the_sqlite_checkpointer_keeps_the_working_state(
         assert values["plan"] == ["Find mugs", "Compare", "Answer"]
         await again.send("What did the mug cost?")
         assert "Blue mug costs $12 (https://shop.test/)" in str(model.prompts[-1][0].content)
+
+
+async def test_a_file_the_user_named_is_uploaded_and_others_are_refused(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    cv = tmp_path / "cv.pdf"
+    cv.write_bytes(b"%PDF-1.4 test cv")
+    runner, _, _ = make_runner(
+        goto(pages.url("files.html")),
+        call("upload_file", element=1, path="/etc/hostname"),
+        call("upload_file", element=1, path=str(cv)),
+        code("async (page) => await page.locator('#picked').textContent()"),
+        say("Uploaded your CV."),
+    )
+    outcome = await runner.send(f"Upload my CV from {cv} to the form")
+    texts = tool_texts(outcome.values)
+    assert any(t.startswith("Refused: the user did not name '/etc/hostname'") for t in texts)
+    assert "Uploaded cv.pdf into element [1]." in texts
+    assert "Returned: Picked: cv.pdf" in texts

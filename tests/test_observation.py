@@ -158,3 +158,51 @@ async def test_a_vision_observation_carries_a_numbered_screenshot(
         "async (page) => await page.locator('#__bc_marks').count()", idempotent=True
     )
     assert leftover.value == 0
+
+
+async def test_a_consent_banner_is_closed_by_rejecting(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("cookies.html"))
+    observation = await observe(browser_session)
+    assert observation.banner == "Reject all"
+    assert 'The app closed a consent banner by choosing "Reject all".' in observation.render()
+    consent = await browser_session.run_code("async (page) => await page.evaluate(() => window.__consent)")
+    assert consent.value == "reject"
+    assert "Accept all" not in observation.render()
+
+
+async def test_a_finished_download_is_reported_once_with_its_path(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("files.html"))
+    await observe(browser_session)  # installs the download tracking
+    await browser_session.run_code("async (page) => { await page.getByText('Download report').click() }")
+
+    async def finished() -> list[dict[str, str]]:
+        return (await observe(browser_session)).downloads
+
+    downloads: list[dict[str, str]] = []
+    for _ in range(50):  # bounded poll: the browser writes the file asynchronously
+        downloads = await finished()
+        if downloads:
+            break
+    assert [d["name"] for d in downloads] == ["report.csv"]
+    assert downloads[0]["state"] == "completed"
+    assert downloads[0]["path"].endswith(".csv")
+    assert (await observe(browser_session)).downloads == []
+
+
+async def test_settling_waits_for_a_busy_page_but_not_forever(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("index.html"))
+    busy = (
+        "async (page) => { await page.evaluate(() => { let n = 0; const t = setInterval(() => {"
+        " document.getElementById('out').textContent = String(n++);"
+        " if (n > 20) clearInterval(t); }, 10); }) }"
+    )
+    await browser_session.run_code(busy)
+    observation = await observe(browser_session, settle=True)
+    assert observation.extract_ms < 2000
+    assert "20" in observation.outline  # the last value: the DOM was quiet when it was read

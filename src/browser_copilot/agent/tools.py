@@ -71,6 +71,13 @@ class handle_dialog(BaseModel):
     prompt_text: str | None = Field(default=None, description="Text for a prompt() dialog.")
 
 
+class upload_file(BaseModel):
+    """Put a file the user named into file input [element] (paths the user did not name are refused)."""
+
+    element: int = Field(description="The number of the file input in the current observation.")
+    path: str = Field(description="The file's path exactly as the user wrote it.")
+
+
 class switch_tab(BaseModel):
     """Make tab `index` (from the observation's tab list) the agent's tab."""
 
@@ -84,9 +91,10 @@ TOOLS: list[type[BaseModel]] = [
     request_user_confirmation,
     handle_dialog,
     switch_tab,
+    upload_file,
 ]
 TOOL_NAMES = {tool.__name__ for tool in TOOLS}
-BROWSER_TOOLS = {"browser_run_code", "observe_page", "handle_dialog", "switch_tab"}
+BROWSER_TOOLS = {"browser_run_code", "observe_page", "handle_dialog", "switch_tab", "upload_file"}
 """Tool calls that count as tool steps (MAX_TOOL_STEPS)."""
 
 

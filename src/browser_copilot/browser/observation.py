@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -82,6 +83,10 @@ class Observation:
     full: bool = False
     dialog: Dialog | None = None
     screenshot_b64: str | None = None
+    banner: str | None = None
+    """The label of the consent-banner button the app clicked (reject/close), if it did."""
+    downloads: list[dict[str, str]] = field(default_factory=list)
+    """Downloads finished since the last observation: name, url, state, path."""
     extract_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -114,6 +119,11 @@ class Observation:
             )
             more = f" · +{len(others) - 8} more" if len(others) > 8 else ""
             lines.append(f"Other tabs: {listed}{more}")
+        if self.banner:
+            lines.append(f'The app closed a consent banner by choosing "{self.banner}".')
+        for download in self.downloads:
+            where = download["path"] or "the browser's download folder"
+            lines.append(f"Download {download['state']}: {download['name']} -> {where}")
         if self.dialog is not None:
             lines.append(
                 f'Open dialog ({self.dialog.kind}): "{self.dialog.message}" — the page waits until it is '
@@ -153,54 +163,18 @@ def as_untrusted(text: str) -> str:
     return f"{UNTRUSTED_OPEN}\n{safe}\n{UNTRUSTED_CLOSE}"
 
 
-def observation_code(*, full: bool = False, screenshot: bool = False) -> str:
-    opts = json.dumps({"full": full})
-    shot = (
-        """
-  if (SHOT) {
-    if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();
-    const marks = await page.evaluate(() => {
-      const layer = document.createElement('div');
-      layer.id = '__bc_marks';
-      layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
-      for (const el of (window.__bcMarked || [])) {
-        const n = el.getAttribute('data-bc-id');
-        if (!n || el.ownerDocument !== document) continue;
-        const r = el.getBoundingClientRect();
-        if (r.bottom < 0 || r.top > innerHeight) continue;
-        const box = document.createElement('div');
-        box.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;`
-          + `height:${r.height}px;outline:2px solid #e11d48;font:bold 11px sans-serif;color:#fff`;
-        const tag = document.createElement('span');
-        tag.textContent = n;
-        tag.style.cssText = 'position:absolute;left:-2px;top:-14px;background:#e11d48;padding:0 3px';
-        box.appendChild(tag);
-        layer.appendChild(box);
-      }
-      document.documentElement.appendChild(layer);
-      return true;
-    });
-    try {
-      data.screenshot = (await page.screenshot({ type: 'jpeg', quality: 60 })).toString('base64');
-    } finally {
-      await page.evaluate(() => document.getElementById('__bc_marks')?.remove());
-    }
-  }"""
-        if screenshot
-        else ""
-    ).replace("SHOT", "true")
-    return (
-        "async (page) => {\n"
-        f"  const data = await page.evaluate({extractor_source()}, {opts});\n"
-        "  const pages = page.context().pages();\n"
-        "  const title = (p) => Promise.race([p.title(), new Promise((r) => setTimeout(() => r(''), 150))])"
-        ".catch(() => '');\n"
-        "  data.tabs = await Promise.all(pages.map(async (p, i) => [i, p === page, p.url(),"
-        " p === page ? data.title : await title(p)]));"
-        f"{shot}\n"
-        "  return data;\n"
-        "}"
-    )
+@cache
+def _observe_template() -> str:
+    source = resources.files("browser_copilot.browser").joinpath("observe.js").read_text("utf-8")
+    return "\n".join(line for line in source.splitlines() if not line.startswith("//"))
+
+
+def observation_code(
+    *, full: bool = False, screenshot: bool = False, settle: bool = False, banners: bool = True
+) -> str:
+    """The code of one observation (see observe.js): settle, close a consent banner, extract."""
+    opts = json.dumps({"full": full, "screenshot": screenshot, "settle": settle, "banners": banners})
+    return _observe_template().replace("__OPTS__", opts).replace("__EXTRACT__", extractor_source().strip())
 
 
 def parse_dialog(result: CodeResult) -> Dialog | None:
@@ -234,15 +208,25 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         viewport={k: int(v) for k, v in data.get("viewport", {}).items()},
         full=full,
         screenshot_b64=data.get("screenshot"),
+        banner=data.get("banner"),
+        downloads=[
+            {k: str(d.get(k, "")) for k in ("name", "url", "state", "path")}
+            for d in data.get("downloads", [])
+        ],
     )
 
 
-async def observe(session: BrowserSession, *, full: bool = False, screenshot: bool = False) -> Observation:
-    """Run the extractor in the agent's tab. A pending dialog is reported instead of the page."""
-    import time
+async def observe(
+    session: BrowserSession, *, full: bool = False, screenshot: bool = False, settle: bool = False
+) -> Observation:
+    """Run the extractor in the agent's tab. A pending dialog is reported instead of the page.
 
+    `settle` (after actions) first waits for the DOM to be quiet, bounded; a blocking consent
+    banner is closed by rejecting it.
+    """
     started = time.perf_counter()
-    result = await session.run_code(observation_code(full=full, screenshot=screenshot), idempotent=True)
+    code = observation_code(full=full, screenshot=screenshot, settle=settle)
+    result = await session.run_code(code, idempotent=True)
     elapsed = (time.perf_counter() - started) * 1000
     dialog = parse_dialog(result)
     if dialog is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -302,6 +303,16 @@ class BrowserSession:
             raise NavigationError(f"could not open {url}: {result.error}")
         value: dict[str, Any] = result.value
         return value
+
+    def stage_upload(self, source: Path) -> Path:
+        """Copy a file into the folder the sandboxed MCP server may read, for `setInputFiles`."""
+        if self.spec is None:
+            raise McpUnavailable("the browser session is closed")
+        folder = Path(self.spec.env["TMPDIR"]) / "uploads"
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / source.name
+        shutil.copyfile(source, target)
+        return target
 
     async def round_trip_ms(self) -> float:
         started = time.perf_counter()

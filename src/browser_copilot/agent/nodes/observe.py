@@ -38,7 +38,9 @@ def new_tabs(previous: ObservationState | None, current: ObservationState) -> li
 async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
     ctx = runtime.context
     try:
-        observation = await run_extractor(ctx.browser, screenshot=ctx.vision)
+        actions = state.get("actions") or []
+        settle = bool(actions) and actions[-1]["acting"]
+        observation = await run_extractor(ctx.browser, screenshot=ctx.vision, settle=settle)
     except (BrowserError, McpError) as exc:
         ctx.events(Event("error", {"kind": "browser", "message": str(exc)}))
         return Command(

@@ -52,7 +52,7 @@ async def self_corrector(state: AgentState, runtime: Runtime[AgentContext]) -> C
     if corrections > ctx.limits.max_corrections:
         return Command(update={"corrections": corrections}, goto="strategy_adapter")
     try:
-        fresh = to_state(await observe(ctx.browser, screenshot=ctx.vision))
+        fresh = to_state(await observe(ctx.browser, screenshot=ctx.vision, settle=True))
     except (BrowserError, McpError) as exc:
         return Command(
             update={"stop_reason": "error", "last_error": {"kind": "browser", "message": str(exc)}},

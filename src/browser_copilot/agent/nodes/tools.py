@@ -6,14 +6,18 @@ recovered stops the run with `stop_reason="error"` (the session state survives).
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.messages import HumanMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import close_calls, pending_calls, to_state, tool_message
+from browser_copilot.agent.conversation import close_calls, is_feedback, pending_calls, to_state, tool_message
 from browser_copilot.agent.policy import describe_target, is_acting
 from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
 from browser_copilot.agent.state import ActionRecord, AgentState
@@ -27,9 +31,11 @@ from browser_copilot.agent.tools import (
     parse_args,
     switch_tab,
     update_working_state,
+    upload_file,
 )
 from browser_copilot.browser.observation import observe, parse_dialog, wrap_model_code
 from browser_copilot.browser.results import CodeResult, Tab
+from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 
@@ -116,6 +122,8 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         run.update["observation"] = to_state(observation)
         run.stale = False
         return tool_message(call, "Observed; the observation below is current.")
+    if isinstance(args, upload_file):
+        return await _upload(run, ctx, call, args)
     mcp = ctx.browser.mcp
     assert mcp is not None
     if isinstance(args, handle_dialog):
@@ -130,6 +138,48 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
     return tool_message(
         call, f"Error: {text}" if is_error else f"Tab {args.index} is now the agent's tab.", error=is_error
     )
+
+
+def _named_by_user(state: AgentState, path: str) -> bool:
+    said = " ".join(
+        str(m.content)
+        for m in state.get("messages", [])
+        if isinstance(m, HumanMessage) and not is_feedback(m)
+    )
+    return path in said or os.path.expanduser(path) in said
+
+
+def _prepare_upload(state: AgentState, browser: BrowserSession, path: str) -> Path:
+    """The staged copy of a file the user named (the sandboxed server cannot read their folders)."""
+    if not _named_by_user(state, path):
+        raise ToolArgsError(f"Refused: the user did not name {path!r}. Ask them which file to upload.")
+    source = Path(os.path.expanduser(path))
+    if not source.is_file():
+        raise ToolArgsError(f"{path!r} is not a file.")
+    return browser.stage_upload(source)
+
+
+async def _upload(run: _Run, ctx: AgentContext, call: ToolCall, args: upload_file) -> ToolMessage:
+    try:
+        staged = await asyncio.to_thread(_prepare_upload, run.state, ctx.browser, args.path)
+    except ToolArgsError as exc:
+        return tool_message(call, str(exc), error=True)
+    observation = run.state.get("observation")
+    frames = observation["frames"] if observation else {}
+    code = f"async (page) => {{ await el({args.element}).setInputFiles({json.dumps(str(staged))}) }}"
+    result = await ctx.browser.run_code(wrap_model_code(code, frames), timeout=ctx.limits.code_timeout)
+    run.actions.append(
+        {
+            "tool": call["name"],
+            "target": f"upload {staged.name}",
+            "acting": True,
+            "ok": result.ok,
+            "error_kind": classify_error(result.error) if not result.ok else "none",
+        }
+    )
+    if not result.ok:
+        return tool_message(call, result_text(result), error=True)
+    return tool_message(call, f"Uploaded {staged.name} into element [{args.element}].")
 
 
 def _route(run: _Run, state: AgentState, ctx: AgentContext) -> Next:

@@ -1,0 +1,110 @@
+// One observation, run by the framework through the code tool. __OPTS__ and __EXTRACT__ are filled
+// in by observation.py. Order: let the page settle (after actions), close a blocking consent banner
+// by rejecting (never by accepting), extract, then tabs, downloads and the optional screenshot.
+async (page) => {
+  const opts = __OPTS__;
+  const extract = __EXTRACT__;
+  const context = page.context();
+
+  // Downloads go where the browser saves them; the browser's CDP events say where that was.
+  if (!context.__bcDownloads) {
+    context.__bcDownloads = [];
+    try {
+      const cdp = await context.browser().newBrowserCDPSession();
+      await cdp.send('Browser.setDownloadBehavior', { behavior: 'default', eventsEnabled: true });
+      cdp.on('Browser.downloadWillBegin', (e) => context.__bcDownloads.push(
+        { guid: e.guid, url: e.url, name: e.suggestedFilename, state: 'started' }));
+      cdp.on('Browser.downloadProgress', (e) => {
+        const d = context.__bcDownloads.find((x) => x.guid === e.guid);
+        if (d) { d.state = e.state; if (e.filePath) d.path = e.filePath; }
+      });
+    } catch (e) { /* no browser-level CDP (e.g. a restricted endpoint): downloads are not reported */ }
+  }
+
+  // Wait until the DOM is quiet (60 ms without mutations) or `max` ms passed: no blanket sleep.
+  const settle = (max) => page.evaluate((maxMs) => new Promise((resolve) => {
+    const start = performance.now();
+    let last = start;
+    let changed = false;
+    const observer = new MutationObserver(() => { last = performance.now(); changed = true; });
+    observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
+    const check = () => {
+      const now = performance.now();
+      const quiet = document.readyState !== 'loading' && (changed ? now - last >= 60 : now - start >= 16);
+      if (quiet || now - start >= maxMs) { observer.disconnect(); resolve(changed); } else setTimeout(check, 15);
+    };
+    setTimeout(check, 16);
+  }), max).catch(() => false);
+
+  // A consent banner in the way: reject (or close) it; never accept where rejecting exists.
+  const closeBanner = () => page.evaluate(() => {
+    const REJECT = /^(reject( all)?( cookies)?|decline( all)?|deny( all)?|refuse( all)?|only (necessary|essential)( cookies)?|(use )?necessary (cookies )?only|continue without accepting|отклонить( все)?|отказаться|только необходимые|alle ablehnen|ablehnen|nur (notwendige|erforderliche)( cookies)?|tout refuser|refuser|continuer sans accepter|rechazar( todas?)?|rifiuta( tutti)?|odrzuć( wszystkie)?|alles weigeren|weigeren|recusar( todos)?|rejeitar( todos)?|відхилити( все)?|reddet|拒绝|すべて拒否|拒否)$/i;
+    const CLOSE = /^(close|dismiss|×|✕|x|закрыть|schließen|fermer|cerrar|chiudi|zamknij|sluiten|fechar|закрити)$/i;
+    const boxes = document.querySelectorAll(
+      '[id*=cookie i],[class*=cookie i],[id*=consent i],[class*=consent i],[id*=gdpr i],[class*=gdpr i],' +
+      '[id*=cmp i],[class*=cmp i],[aria-label*=cookie i],[aria-label*=consent i],[role=dialog],[role=alertdialog]');
+    for (const box of boxes) {
+      const text = (box.innerText || '').toLowerCase();
+      if (!text || text.length > 4000 || !/cookie|consent|gdpr|privacy|куки|cookies|datenschutz|confidentialit/.test(text)) continue;
+      if (!box.getClientRects().length) continue;
+      const buttons = Array.from(box.querySelectorAll('button,a,[role=button],input[type=button],input[type=submit]'))
+        .filter((b) => b.getClientRects().length);
+      const label = (b) => (b.getAttribute('aria-label') || b.innerText || b.value || '').replace(/\s+/g, ' ').trim();
+      const pick = buttons.find((b) => REJECT.test(label(b))) || buttons.find((b) => CLOSE.test(label(b)));
+      if (pick) { const name = label(pick); pick.click(); return name; }
+    }
+    return null;
+  }).catch(() => null);
+
+  if (opts.settle) await settle(800);
+  let banner = null;
+  if (opts.banners) {
+    banner = await closeBanner();
+    if (banner) await settle(500);
+  }
+  let data = null;
+  for (let attempt = 0; attempt < 3 && data === null; attempt += 1) {
+    try {
+      data = await page.evaluate(extract, opts);
+    } catch (e) {
+      if (attempt === 2 || !/context was destroyed|navigat|Target closed/i.test(String(e))) throw e;
+      await page.waitForLoadState('domcontentloaded', { timeout: 10000 }).catch(() => {});
+    }
+  }
+  data.banner = banner;
+  data.downloads = context.__bcDownloads.filter((d) => !d.reported && d.state !== 'inProgress' && d.state !== 'started');
+  for (const d of data.downloads) d.reported = true;
+
+  const title = (p) => Promise.race([p.title(), new Promise((r) => setTimeout(() => r(''), 150))]).catch(() => '');
+  data.tabs = await Promise.all(context.pages().map(async (p, i) => [i, p === page, p.url(), p === page ? data.title : await title(p)]));
+
+  if (opts.screenshot) {
+    if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();
+    await page.evaluate(() => {
+      const layer = document.createElement('div');
+      layer.id = '__bc_marks';
+      layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
+      for (const el of (window.__bcMarked || [])) {
+        const n = el.getAttribute('data-bc-id');
+        if (!n || el.ownerDocument !== document) continue;
+        const r = el.getBoundingClientRect();
+        if (r.bottom < 0 || r.top > innerHeight) continue;
+        const box = document.createElement('div');
+        box.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;`
+          + `height:${r.height}px;outline:2px solid #e11d48;font:bold 11px sans-serif;color:#fff`;
+        const tag = document.createElement('span');
+        tag.textContent = n;
+        tag.style.cssText = 'position:absolute;left:-2px;top:-14px;background:#e11d48;padding:0 3px';
+        box.appendChild(tag);
+        layer.appendChild(box);
+      }
+      document.documentElement.appendChild(layer);
+    });
+    try {
+      data.screenshot = (await page.screenshot({ type: 'jpeg', quality: 60 })).toString('base64');
+    } finally {
+      await page.evaluate(() => document.getElementById('__bc_marks')?.remove());
+    }
+  }
+  return data;
+}
