@@ -89,6 +89,7 @@ async def test_a_multi_page_task_reaches_an_answer(
         "request_user_confirmation",
         "handle_dialog",
         "switch_tab",
+        "upload_file",
     }
     last = llm.requests[-1]["messages"]
     assert "Flights to Riga" in last[-1]["content"]
