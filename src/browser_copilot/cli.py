@@ -58,7 +58,26 @@ def build_parser() -> argparse.ArgumentParser:
     observe.add_argument("--full", action="store_true", help="the whole page, not only the viewport")
     observe.add_argument("--json", action="store_true", help="machine-readable output")
     commands.add_parser("graph", help="print the agent graph as a Mermaid diagram")
+    commands.add_parser(
+        "policy-check",
+        help="classify targets: JSON lines of DOM facts on stdin, one JSON verdict per line on stdout",
+    )
     return parser
+
+
+def _policy_check() -> int:
+    """stdin: one JSON object per line (tag, role, type, name, value, form_action, form_method, context,
+    url); stdout: one `{"destructive", "category", "reason"}` per line, in order."""
+    from browser_copilot.safety.classifier import ClassifierUnavailable, classify_lines
+
+    try:
+        for verdict in classify_lines(sys.stdin):
+            sys.stdout.write(verdict + "\n")
+    except ClassifierUnavailable as exc:
+        sys.stderr.write(f"policy-check: {exc}\n")
+        return EXIT_FAILED
+    sys.stdout.flush()
+    return 0
 
 
 async def _observe(settings: Settings, console: Console, url: str, *, full: bool, as_json: bool) -> int:
@@ -133,6 +152,8 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "policy-check":  # needs no settings, browser or model
+        return _policy_check()
     console = make_console()
     err = make_console(sys.stderr)
     try:
