@@ -90,6 +90,7 @@ async def test_a_multi_page_task_reaches_an_answer(
         "handle_dialog",
         "switch_tab",
         "upload_file",
+        "hand_over",
     }
     last = llm.requests[-1]["messages"]
     assert "Flights to Riga" in last[-1]["content"]

@@ -54,6 +54,8 @@ _FIXES: dict[str, str] = {
     "DATA_DIR": "a folder the app may create and write to",
     "LOG_LEVEL": "DEBUG, INFO, WARNING or ERROR",
     "MCP_SANDBOX": "true or false",
+    "ALLOWED_DOMAINS": "a comma-separated list of domains, e.g. example.com,shop.example.org",
+    "BLOCKED_DOMAINS": "a comma-separated list of domains, e.g. bank.example.com",
 }
 
 
@@ -86,6 +88,8 @@ class Settings(BaseSettings):
     browser_keep_open: bool = False
 
     max_tool_steps: int = Field(default=10, ge=1, le=200)
+    allowed_domains: str = ""
+    blocked_domains: str = ""
     data_dir: Path = Field(default_factory=default_data_dir)
     log_level: LogLevel = "INFO"
     mcp_sandbox: bool = True
@@ -164,6 +168,14 @@ class Settings(BaseSettings):
             return aliases.get(lowered, lowered)
         return value
 
+    @field_validator("allowed_domains", "blocked_domains")
+    @classmethod
+    def _check_domains(cls, value: str) -> str:
+        for domain in _split(value):
+            if not re.fullmatch(r"(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*", domain):
+                raise ValueError(f"{domain!r} is not a domain name")
+        return value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _normalise_level(cls, value: Any) -> Any:
@@ -179,8 +191,17 @@ class Settings(BaseSettings):
         return self.data_dir / "logs"
 
     @property
+    def domain_lists(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(allowed, blocked) domains."""
+        return _split(self.allowed_domains), _split(self.blocked_domains)
+
+    @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url or self.llm_api_key or self.llm_model)
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(d.strip().lower().removeprefix("*.") for d in value.split(",") if d.strip())
 
 
 def env_names() -> list[str]:

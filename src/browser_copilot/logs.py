@@ -7,8 +7,16 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from browser_copilot.config import Settings
+from browser_copilot.safety.redaction import redact
 
 LOG_FILE = "browser-copilot.log"
+
+
+class RedactingFormatter(logging.Formatter):
+    """Every log line passes through the one redaction function (F47)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 def setup_logging(settings: Settings) -> Path:
@@ -16,7 +24,7 @@ def setup_logging(settings: Settings) -> Path:
     settings.logs_dir.mkdir(parents=True, exist_ok=True)
     path = settings.logs_dir / LOG_FILE
     handler = RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, RotatingFileHandler)]:
         root.removeHandler(old)

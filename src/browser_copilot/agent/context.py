@@ -8,6 +8,7 @@ from langchain_core.language_models import BaseChatModel
 
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventSink, discard
+from browser_copilot.safety.urls import UrlPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,5 +45,6 @@ class AgentContext:
     limits: Limits = field(default_factory=Limits)
     vision: bool = False
     events: EventSink = discard
+    url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     summarizer: BaseChatModel | None = None
     """Model for memory summaries (defaults to `llm`)."""

@@ -77,7 +77,12 @@ class ObservationState(TypedDict):
 class PendingAction(TypedDict, total=False):
     id: str
     """The tool call id this is about."""
-    type: Literal["destructive", "question", "manual"]
+    type: Literal["destructive", "held", "question", "manual"]
+    """destructive: caught before running; held: caught by the in-page guard while running."""
+    allow: dict[str, Any]
+    """What the guard may let through once if the user says /yes (numbers, names, held ids)."""
+    held: dict[str, Any]
+    """The held event (id, kind) to replay once on /yes."""
     tool: str
     args: dict[str, Any]
     question: str
@@ -98,6 +103,15 @@ class AgentState(TypedDict, total=False):
     pending_action: PendingAction | None
     pending_kind: PendingKind
     approved_call: str | None
+    approved_allow: dict[str, Any] | None
+    """The guard's one-time permission for the approved call."""
+    replay: dict[str, Any] | None
+    """A held action the user approved, to perform exactly once."""
+    last_approval: dict[str, Any] | None
+    """Category and step of the action the user approved last: the site's own confirm() dialog for
+    that same action does not need a second /yes."""
+    handed_over: list[str]
+    """URLs where the user was already asked to take over (captcha), so it is asked once."""
     # Per-request counters (reset by each new user message).
     tool_steps: int
     llm_calls: int
@@ -155,6 +169,8 @@ def new_request(text: str, previous: dict[str, Any] | None) -> dict[str, Any]:
         "pending_action": None,
         "pending_kind": "none",
         "approved_call": None,
+        "approved_allow": None,
+        "replay": None,
         "observation_stale": True,
     }
     if not continuing:

@@ -64,6 +64,13 @@ class request_user_confirmation(BaseModel):
     options: list[str] = Field(default_factory=list, description="Choices to offer, if any.")
 
 
+class hand_over(BaseModel):
+    """Ask the user to do something themselves in the browser (sign in, solve a captcha, enter a one-time
+    code or card details) and wait until they say they are done. Never ask for the secret itself."""
+
+    what: str = Field(description="What the user should do in the browser, in one or two sentences.")
+
+
 class handle_dialog(BaseModel):
     """Answer the page's open alert/confirm/prompt dialog (accepting may need the user's /yes)."""
 
@@ -89,6 +96,7 @@ TOOLS: list[type[BaseModel]] = [
     observe_page,
     update_working_state,
     request_user_confirmation,
+    hand_over,
     handle_dialog,
     switch_tab,
     upload_file,

@@ -302,6 +302,11 @@
     const context = clean((box.innerText || '').replace(own, ' '), 50);
     if (context) item.context = context;
   }
+  const CAPTCHA_FRAME = 'iframe[src*="recaptcha" i], iframe[src*="hcaptcha" i], iframe[src*="challenges.cloudflare.com" i],'
+    + ' iframe[title*="captcha" i], iframe[title*="challenge" i], .g-recaptcha, .h-captcha, .cf-turnstile, [data-sitekey]';
+  const captcha = !!document.querySelector(CAPTCHA_FRAME)
+    || /i'?m not a robot|verify (that )?you are (a )?human|я не робот|ich bin kein roboter|je ne suis pas un robot|no soy un robot/i
+      .test(outline.join(' ') + ' ' + elements.map((e) => e.name).join(' '));
   const scroller = document.scrollingElement || document.documentElement;
   return {
     url: location.href,
@@ -311,5 +316,6 @@
     counts,
     outline,
     truncated: textUsed >= TEXT_BUDGET,
+    signals: { captcha },
   };
 }

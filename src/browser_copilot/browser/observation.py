@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable
+from browser_copilot.safety.redaction import redact
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
 UNTRUSTED_CLOSE = "</page_content>"
@@ -83,6 +84,8 @@ class Observation:
     full: bool = False
     dialog: Dialog | None = None
     screenshot_b64: str | None = None
+    captcha: bool = False
+    """A captcha is on the page: the user has to solve it."""
     banner: str | None = None
     """The label of the consent-banner button the app clicked (reject/close), if it did."""
     downloads: list[dict[str, str]] = field(default_factory=list)
@@ -99,6 +102,15 @@ class Observation:
         for line in self.outline:
             digest.update(line.encode())
         return f"{self.url}#{len(self.elements)}#{digest.hexdigest()[:12]}"
+
+    def asks_for_secrets(self) -> str:
+        """'a password', 'a one-time code or card details'... or '' (from the masked fields listed)."""
+        kinds = []
+        if any(e.role == "password" for e in self.elements):
+            kinds.append("a password")
+        if any(e.role != "password" and "secret" in e.state for e in self.elements):
+            kinds.append("a one-time code or card details")
+        return " and ".join(kinds)
 
     def element(self, n: int) -> Element | None:
         if 1 <= n <= len(self.elements) and self.elements[n - 1].n == n:
@@ -119,6 +131,11 @@ class Observation:
             )
             more = f" · +{len(others) - 8} more" if len(others) > 8 else ""
             lines.append(f"Other tabs: {listed}{more}")
+        asks = self.asks_for_secrets()
+        if asks:
+            lines.append(f"This page asks for {asks}: use hand_over so the user enters it; never type it.")
+        if self.captcha:
+            lines.append("This page shows a captcha: only the user can solve it (hand_over).")
         if self.banner:
             lines.append(f'The app closed a consent banner by choosing "{self.banner}".')
         for download in self.downloads:
@@ -190,7 +207,7 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
             n=int(e["n"]),
             role=str(e["role"]),
             name=str(e.get("name", "")),
-            state=str(e.get("state", "")),
+            state=redact(str(e.get("state", ""))),  # values typed into forms: no PII back to the model
             frame=tuple(int(f) for f in e.get("frame", [])),
             offscreen=bool(e.get("offscreen", False)),
             context=str(e.get("context", "")),
@@ -209,6 +226,7 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         full=full,
         screenshot_b64=data.get("screenshot"),
         banner=data.get("banner"),
+        captcha=bool((data.get("signals") or {}).get("captcha", False)),
         downloads=[
             {k: str(d.get(k, "")) for k in ("name", "url", "state", "path")}
             for d in data.get("downloads", [])

@@ -9,6 +9,7 @@ from rich.panel import Panel
 
 from browser_copilot.agent.runner import TurnOutcome
 from browser_copilot.events import Event
+from browser_copilot.safety.redaction import redact_data
 
 _REASONS = {
     "step_limit": "stopped at the step limit",
@@ -32,7 +33,7 @@ class EventPrinter:
         self.console = console
 
     def __call__(self, event: Event) -> None:
-        data = event.data
+        data = redact_data(event.data)
         if event.kind == "tool_call":
             self.console.print(f"[muted]  → {data['tool']}[/muted] {escape(_preview(data.get('args', {})))}")
         elif event.kind == "tool_result" and not data.get("ok", True):

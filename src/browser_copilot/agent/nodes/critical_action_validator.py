@@ -1,40 +1,141 @@
-"""`critical_action_validator`: every tool call passes here before it runs (F40, F24).
+"""`critical_action_validator`: every tool call passes here before it runs (F40, F43, F45, F24).
 
-Browser actions over the step limit stop the run; a question for the user or an action whose target
-looks destructive goes to `human_in_loop`; the rest goes to `tools`.
-"""
+Code that reaches for Node or the file system is refused; code that would type into a password,
+one-time-code or card field is refused and the user is asked to do it; an action whose targets the
+classifier finds destructive (from live DOM facts) waits for `/yes` in `human_in_loop`. Over the step
+limit, the run stops. While approved code runs, the in-page guard still holds anything else."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import pending_calls
-from browser_copilot.agent.policy import classify_call
+from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.state import AgentState, PendingAction
 from browser_copilot.agent.tools import BROWSER_TOOLS
+from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
+from browser_copilot.safety.classifier import ClassifierUnavailable, classify_many
+from browser_copilot.safety.guard import Allow, preflight, types_into
+from browser_copilot.safety.vetting import vet_code
 
 Next = Literal["tools", "human_in_loop", "progress_reporter", "agent"]
 
+SECRET_REFUSAL = (
+    "Refused: the app never types passwords, one-time codes or card numbers. The user has been asked to "
+    "enter it in the browser themselves; continue when they say they are done."
+)
 
-def _card(
-    call_args: dict[str, object], state: AgentState, reason: str, category: str, target: str
-) -> dict[str, object]:
+
+def card(
+    state: AgentState,
+    *,
+    what: str,
+    reason: str,
+    category: str,
+    values: list[Any],
+    amount: str | None,
+    code: str = "",
+) -> dict[str, Any]:
+    """The confirmation card: built from DOM facts, not from the model's description."""
     observation = state.get("observation")
     url = observation["url"] if observation else ""
     return {
-        "what": target,
+        "what": what,
         "site": urlsplit(url).netloc or url,
         "url": url,
         "page": observation["title"] if observation else "",
         "reason": reason,
         "category": category,
-        "code": str(call_args.get("code", ""))[:400],
+        "values": [[str(k), str(v)] for k, v in values],
+        "amount": amount,
+        "code": code[:400],
+    }
+
+
+def _describe(facts: dict[str, Any]) -> str:
+    role = facts.get("role") or facts.get("tag") or "element"
+    return f'{role} "{facts.get("name") or facts.get("value") or "(no name)"}"'
+
+
+async def _check_code(state: AgentState, ctx: AgentContext, call: ToolCall) -> PendingAction | str | None:
+    """A pending action, a refusal text, or None (safe to run)."""
+    code = str(call["args"].get("code", ""))
+    refusal = vet_code(code)
+    if refusal:
+        return refusal
+    checks = await preflight(ctx.browser, code)
+    if types_into(code) and any(c.get("secret") for c in checks):
+        return {
+            "id": str(call.get("id")),
+            "type": "manual",
+            "tool": call["name"],
+            "args": call["args"],
+            "question": "This step needs a password, one-time code or card details. Please enter them "
+            "yourself in the browser tab, then tell me when you are done.",
+        }
+    risky = [c for c in checks if c["verdict"]["destructive"]]
+    if not risky:
+        return None
+    first = risky[0]
+    what = _describe(first["facts"])
+    details = card(
+        state,
+        what=what,
+        reason=first["verdict"]["reason"],
+        category=first["verdict"]["category"],
+        values=first.get("values", []),
+        amount=first.get("amount"),
+        code=code,
+    )
+    allow = Allow(
+        numbers=[int(c["ref"][3:-1]) for c in risky if c["ref"].startswith("el(")],
+        names=[c["ref"] for c in risky if not c["ref"].startswith("el(")],
+    )
+    return {
+        "id": str(call.get("id")),
+        "type": "destructive",
+        "tool": call["name"],
+        "args": call["args"],
+        "question": f"Allow this {first['verdict']['category']} action: {what} on {details['site']}?",
+        "card": details,
+        "allow": allow.to_js(),
+    }
+
+
+def _check_dialog(state: AgentState, call: ToolCall) -> PendingAction | None:
+    observation = state.get("observation")
+    dialog = observation["dialog"] if observation else None
+    if not call["args"].get("accept") or not dialog:
+        return None
+    try:
+        (verdict,) = classify_many(
+            [{"tag": "button", "role": "button", "name": "OK", "context": dialog["message"]}]
+        )
+    except ClassifierUnavailable:
+        verdict = {"destructive": True, "category": "unknown", "reason": "the classifier is unavailable"}
+    if not verdict["destructive"]:
+        return None
+    approval = state.get("last_approval") or {}
+    if approval.get("step") == state.get("tool_steps") and approval.get("category") == verdict["category"]:
+        return None  # the site asks again about the action the user just allowed
+    what = f'dialog "{dialog["message"]}"'
+    details = card(
+        state, what=what, reason=verdict["reason"], category=verdict["category"], values=[], amount=None
+    )
+    return {
+        "id": str(call.get("id")),
+        "type": "destructive",
+        "tool": call["name"],
+        "args": call["args"],
+        "question": f"Allow accepting {what} on {details['site']}?",
+        "card": details,
+        "allow": {},
     }
 
 
@@ -43,39 +144,52 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
     calls = pending_calls(state)
     if not calls:
         return Command(goto="agent")
-    counted = sum(1 for call in calls if call["name"] in BROWSER_TOOLS)
-    if counted and state.get("tool_steps", 0) >= ctx.limits.max_tool_steps:
+    if (
+        any(c["name"] in BROWSER_TOOLS for c in calls)
+        and state.get("tool_steps", 0) >= ctx.limits.max_tool_steps
+    ):
         return Command(update={"stop_reason": "step_limit"}, goto="progress_reporter")
+    refusals: list[ToolMessage] = []
     for call in calls:
         call_id = str(call.get("id"))
-        if call["name"] == "request_user_confirmation":
-            pending: PendingAction = {
-                "id": call_id,
-                "type": "question",
-                "tool": call["name"],
-                "args": call["args"],
-                "question": str(call["args"].get("question", "")),
-                "options": [str(o) for o in call["args"].get("options", [])],
-            }
-            return Command(
-                update={"pending_action": pending, "pending_kind": "confirm"}, goto="human_in_loop"
+        pending: PendingAction | str | None = None
+        if call["name"] in ("request_user_confirmation", "hand_over"):
+            kind: Literal["question", "manual"] = (
+                "question" if call["name"] == "request_user_confirmation" else "manual"
             )
-        if call_id == state.get("approved_call"):
-            continue
-        verdict = classify_call(call["name"], call["args"], state.get("observation"))
-        if verdict.destructive:
-            target = verdict.target.describe() if verdict.target else call["name"]
-            card = _card(call["args"], state, verdict.reason, verdict.category, target)
             pending = {
                 "id": call_id,
-                "type": "destructive",
+                "type": kind,
                 "tool": call["name"],
                 "args": call["args"],
-                "question": f"Allow this {verdict.category} action: {target} on {card['site']}?",
-                "card": card,
+                "question": str(call["args"].get("question") or call["args"].get("what") or ""),
+                "options": [str(o) for o in call["args"].get("options", [])],
             }
-            ctx.events(Event("policy_request", {"card": card, "question": pending["question"]}))
+        elif call_id == state.get("approved_call"):
+            continue
+        elif call["name"] == "browser_run_code":
+            try:
+                pending = await _check_code(state, ctx, call)
+            except (BrowserError, McpError) as exc:
+                pending = f"Error: the page could not be checked before acting ({exc})."
+        elif call["name"] == "handle_dialog":
+            pending = _check_dialog(state, call)
+        if isinstance(pending, str):
+            refusals.append(tool_message(call, pending, error=True))
+            ctx.events(Event("policy_result", {"approved": False, "refused": pending[:200]}))
+            continue
+        if pending is not None:
+            if pending["type"] == "manual" and call["name"] == "browser_run_code":
+                refusals.append(tool_message(call, SECRET_REFUSAL, error=True))
+            if pending["type"] == "destructive":
+                ctx.events(
+                    Event(
+                        "policy_request", {"card": pending.get("card", {}), "question": pending["question"]}
+                    )
+                )
+            waiting = "manual" if pending["type"] == "manual" else "confirm"
             return Command(
-                update={"pending_action": pending, "pending_kind": "confirm"}, goto="human_in_loop"
+                update={"messages": refusals, "pending_action": pending, "pending_kind": waiting},
+                goto="human_in_loop",
             )
-    return Command(goto="tools")
+    return Command(update={"messages": refusals}, goto="tools")

@@ -1,9 +1,8 @@
 """`human_in_loop`: ask the user and wait (F42-F44). `interrupt()` comes before any side effect.
 
-Resumed with the user's answer: `/yes` lets exactly the pending action run once; `/no` drops it and
-tells the model; a question's answer goes back to the model; after a manual hand-over ("done") the
-page is observed again.
-"""
+Resumed with the user's answer: `/yes` lets exactly the pending action run once (the guard gets a
+one-time permission; a held action is replayed once); `/no` drops it and tells the model; a question's
+answer goes back to the model; after a manual hand-over ("done") the page is observed again."""
 
 from __future__ import annotations
 
@@ -20,7 +19,11 @@ from browser_copilot.events import Event
 
 Next = Literal["tools", "agent"]
 
-_YES = re.compile(r"^\s*(/yes|/y|yes|y|да|ok|okay|confirm|go ahead|ja|oui|sí|si)\s*[.!]*\s*$", re.IGNORECASE)
+_YES = re.compile(
+    r"^\s*(/yes|/y|yes|y|да|ок|ok|okay|confirm|go ahead|ja|oui|sí|si|sim|tak|так|evet|是|はい|예)"
+    r"\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
 
 
 def is_yes(answer: object) -> bool:
@@ -32,7 +35,7 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
     kind = pending.get("type", "question")
     answer = interrupt(
         {
-            "kind": "confirm" if kind == "destructive" else kind,
+            "kind": "confirm" if kind in ("destructive", "held") else kind,
             "question": pending.get("question", ""),
             "options": pending.get("options", []),
             "card": pending.get("card", {}),
@@ -43,23 +46,55 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
     calls = pending_calls(state)
     call = next((c for c in calls if str(c.get("id")) == pending.get("id")), None)
     if kind == "manual":
-        note = feedback(f"The user says: {answer}. Look at the page again and continue.")
-        return Command(update={**cleared, "messages": [note], "observation_stale": True}, goto="agent")
-    if call is None:
-        return Command(update=cleared, goto="agent")
+        said = f"The user says: {answer}. Look at the page again and continue."
+        reply = [tool_message(call, said)] if call is not None else [feedback(said)]
+        return Command(update={**cleared, "messages": reply, "observation_stale": True}, goto="agent")
     if kind == "question":
-        reply = tool_message(call, f"The user answered: {answer}")
-        return Command(update={**cleared, "messages": [reply]}, goto="agent")
+        if call is None:
+            return Command(
+                update={**cleared, "messages": [feedback(f"The user answered: {answer}")]}, goto="agent"
+            )
+        return Command(
+            update={**cleared, "messages": [tool_message(call, f"The user answered: {answer}")]}, goto="agent"
+        )
     approved = is_yes(answer)
+    category = (pending.get("card") or {}).get("category")
+    steps = state.get("tool_steps", 0)
     ctx.events(Event("policy_result", {"approved": approved, "card": pending.get("card", {})}))
-    if approved:
-        return Command(update={**cleared, "approved_call": pending.get("id")}, goto="tools")
-    others = [c for c in calls if c is not call]
-    declined = tool_message(
-        call,
-        f"The user declined this action ({pending.get('question', '')}). It did not run. Do not try it "
-        "again another way; re-plan, or ask the user what to do instead.",
-        error=True,
-    )
-    messages = [declined, *close_calls(others, "an action in the same step was declined.")]
+    if kind == "held":
+        if approved:
+            return Command(
+                update={
+                    **cleared,
+                    "replay": {"held": pending.get("held", {}), "allow": pending.get("allow", {})},
+                    "last_approval": {"category": category, "step": steps},
+                },
+                goto="tools",
+            )
+        note = feedback(
+            f"The user declined: {pending.get('question', '')} It did not happen. Re-plan or ask them."
+        )
+        return Command(update={**cleared, "messages": [note], "observation_stale": True}, goto="agent")
+    if approved and call is not None:
+        return Command(
+            update={
+                **cleared,
+                "approved_call": pending.get("id"),
+                "approved_allow": pending.get("allow"),
+                "last_approval": {"category": category, "step": steps + 1},
+            },
+            goto="tools",
+        )
+    messages = []
+    if call is not None:
+        others = [c for c in calls if c is not call]
+        messages = [
+            tool_message(
+                call,
+                f"The user declined this action ({pending.get('question', '')}). It did not run. "
+                "Do not try it again another way; re-plan, or ask the user what to do instead.",
+                error=True,
+            ),
+            *close_calls(others, "an action in the same step was declined."),
+        ]
     return Command(update={**cleared, "messages": messages}, goto="agent")

@@ -1,7 +1,11 @@
-"""`observe`: the framework (not the model) looks at the page with its own extractor (F20, F21)."""
+"""`observe`: the framework (not the model) looks at the page with its own extractor (F20, F21).
+
+After an action it also enforces the URL policy (F46: redirects included), hands a captcha over to the
+user (F43), notes new tabs, and counts actions that left the page unchanged (F26)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -9,14 +13,21 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import to_state
-from browser_copilot.agent.state import AgentState, ObservationState
+from browser_copilot.agent.conversation import feedback, to_state
+from browser_copilot.agent.state import AgentState, ObservationState, PendingAction
+from browser_copilot.browser.observation import Observation
 from browser_copilot.browser.observation import observe as run_extractor
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 
-Next = Literal["agent", "strategy_adapter", "progress_reporter"]
+Next = Literal["agent", "strategy_adapter", "progress_reporter", "human_in_loop"]
 _FIGURE = re.compile(r"\d[\d ,.]*\d|\d")
+_LEAVE = """async (page) => {
+  const bad = %s;
+  await page.goBack({ timeout: 10000 }).catch(() => null);
+  if (bad.includes(page.url()) || !/^(https?:|about:blank)/.test(page.url())) await page.goto('about:blank');
+  return page.url();
+}"""
 
 
 def new_tabs(previous: ObservationState | None, current: ObservationState) -> list[list[Any]]:
@@ -35,12 +46,25 @@ def new_tabs(previous: ObservationState | None, current: ObservationState) -> li
     return opened if len(current["tabs"]) > len(previous["tabs"]) else []
 
 
+async def _enforce_urls(ctx: AgentContext, observation: Observation) -> tuple[Observation, str | None]:
+    problem = ctx.url_policy.problem(observation.url)
+    if problem is None:
+        return observation, None
+    left = observation.url
+    await ctx.browser.run_code(_LEAVE % json.dumps([left]), timeout=30)
+    ctx.events(Event("policy_result", {"approved": False, "refused": f"left {left}: {problem}"}))
+    again = await run_extractor(ctx.browser, screenshot=ctx.vision, settle=True)
+    return again, f"The tab went to {left}, which is not allowed ({problem}); the app took it back."
+
+
 async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
     ctx = runtime.context
+    actions = state.get("actions") or []
     try:
-        actions = state.get("actions") or []
-        settle = bool(actions) and actions[-1]["acting"]
-        observation = await run_extractor(ctx.browser, screenshot=ctx.vision, settle=settle)
+        observation = await run_extractor(
+            ctx.browser, screenshot=ctx.vision, settle=bool(actions) and actions[-1]["acting"]
+        )
+        observation, refused = await _enforce_urls(ctx, observation)
     except (BrowserError, McpError) as exc:
         ctx.events(Event("error", {"kind": "browser", "message": str(exc)}))
         return Command(
@@ -48,6 +72,14 @@ async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[
             goto="progress_reporter",
         )
     current = to_state(observation)
+    previous = state.get("observation")
+    opened = new_tabs(previous, current)
+    if opened:
+        listed = "; ".join(f'{t[0]} "{t[3]}" {t[2]}' for t in opened)
+        current["text"] = (
+            f"New tab since your last action: {listed} (switch_tab to work in it).\n{current['text']}"
+        )
+        ctx.events(Event("notice", {"text": f"new tab: {listed}"}))
     ctx.events(
         Event(
             "observation",
@@ -61,22 +93,35 @@ async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[
             },
         )
     )
-    previous = state.get("observation")
-    opened = new_tabs(previous, current)
-    if opened:
-        listed = "; ".join(f'{t[0]} "{t[3]}" {t[2]}' for t in opened)
-        current["text"] = (
-            f"New tab since your last action: {listed} (switch_tab to work in it).\n{current['text']}"
-        )
-        ctx.events(Event("notice", {"text": f"new tab: {listed}"}))
     seen = list(state.get("seen_numbers") or [])
     seen.extend(_FIGURE.findall(current["text"]))
-    update: dict[str, object] = {
+    update: dict[str, Any] = {
         "observation": current,
         "observation_stale": False,
         "seen_numbers": list(dict.fromkeys(seen))[-400:],
     }
-    actions = state.get("actions") or []
+    if refused:
+        update["messages"] = [feedback(refused)]
+    handed = list(state.get("handed_over") or [])
+    if observation.captcha and observation.url not in handed:
+        pending: PendingAction = {
+            "id": "",
+            "type": "manual",
+            "tool": "captcha",
+            "args": {},
+            "question": f"{observation.title or observation.url} shows a captcha. Please "
+            "solve it in the browser tab, then tell me when you are done.",
+        }
+        ctx.events(Event("notice", {"text": "captcha: handing over to the user"}))
+        return Command(
+            update={
+                **update,
+                "handed_over": [*handed, observation.url][-20:],
+                "pending_action": pending,
+                "pending_kind": "manual",
+            },
+            goto="human_in_loop",
+        )
     acted = bool(actions) and actions[-1]["acting"] and actions[-1]["ok"]
     if acted and previous is not None and previous["fingerprint"] == current["fingerprint"]:
         unchanged = state.get("unchanged", 0) + 1

@@ -17,10 +17,18 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import close_calls, is_feedback, pending_calls, to_state, tool_message
-from browser_copilot.agent.policy import describe_target, is_acting
+from browser_copilot.agent.conversation import (
+    close_calls,
+    feedback,
+    is_feedback,
+    pending_calls,
+    to_state,
+    tool_message,
+)
+from browser_copilot.agent.nodes.critical_action_validator import SECRET_REFUSAL, card
 from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
-from browser_copilot.agent.state import ActionRecord, AgentState
+from browser_copilot.agent.state import ActionRecord, AgentState, PendingAction
+from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import (
     BROWSER_TOOLS,
     ToolArgsError,
@@ -33,13 +41,16 @@ from browser_copilot.agent.tools import (
     update_working_state,
     upload_file,
 )
-from browser_copilot.browser.observation import observe, parse_dialog, wrap_model_code
+from browser_copilot.browser.observation import observe, parse_dialog
 from browser_copilot.browser.results import CodeResult, Tab
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
+from browser_copilot.safety.guard import Allow, GuardReport, guard_report, guarded_code, replay_code
 
-Next = Literal["agent", "self_corrector", "strategy_adapter", "progress_analyzer", "progress_reporter"]
+Next = Literal[
+    "agent", "self_corrector", "strategy_adapter", "progress_analyzer", "progress_reporter", "human_in_loop"
+]
 
 
 def _new_tabs(result: CodeResult, state: AgentState) -> list[Tab]:
@@ -63,15 +74,74 @@ class _Run:
         self.stale = False
         self.failed_kind = "none"
         self.invalid = state.get("invalid_actions", 0)
+        self.pending: PendingAction | None = None
 
     def working(self) -> dict[str, Any]:
         return {**self.state, **self.update}
 
 
+def _held(run: _Run, call: ToolCall, report: GuardReport) -> str:
+    """Turn what the guard held into the single pending action; the text for the model."""
+    event = report.held[0]
+    facts = event["facts"]
+    what = (
+        f'{facts.get("role") or facts.get("tag")} "{facts.get("name") or facts.get("value") or "(no name)"}"'
+    )
+    details = card(
+        run.state,
+        what=what,
+        reason=event["verdict"]["reason"],
+        category=event["verdict"]["category"],
+        values=event.get("values", []),
+        amount=event.get("amount"),
+        code=str(call["args"].get("code", "")),
+    )
+    run.pending = {
+        "id": str(call.get("id")),
+        "type": "held",
+        "tool": call["name"],
+        "args": call["args"],
+        "question": f"Allow this {event['verdict']['category']} action: {what} on {details['site']}?",
+        "card": details,
+        "held": {"id": event["id"], "kind": event["kind"]},
+        "allow": Allow(held=[event["id"]]).to_js(),
+    }
+    return (
+        f"Held for the user's confirmation: your code tried to activate {what} "
+        f"({event['verdict']['reason']}). Nothing happened yet; the user decides."
+    )
+
+
 async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_run_code) -> str:
     observation = run.state.get("observation")
     frames = observation["frames"] if observation else {}
-    result = await ctx.browser.run_code(wrap_model_code(args.code, frames), timeout=ctx.limits.code_timeout)
+    approved = run.state.get("approved_call") == str(call.get("id"))
+    allow_js = run.state.get("approved_allow") if approved else None
+    allow = (
+        Allow(
+            numbers=allow_js.get("numbers", []),
+            names=allow_js.get("names", []),
+            token=allow_js.get("token", ""),
+        )
+        if allow_js
+        else None
+    )
+    code = guarded_code(args.code, frames, allow)
+    result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
+    report = guard_report(result)
+    if report is not None and report.held:
+        run.failed_kind = "none"
+        return _held(run, call, report)
+    if report is not None and report.secret_blocked:
+        run.pending = {
+            "id": str(call.get("id")),
+            "type": "manual",
+            "tool": call["name"],
+            "args": call["args"],
+            "question": "The page asks for a password, one-time code or card details. Please enter "
+            "them yourself in the browser tab, then tell me when you are done.",
+        }
+        return SECRET_REFUSAL
     kind = classify_error(result.error) if not result.ok else "none"
     run.actions.append(
         {
@@ -167,7 +237,7 @@ async def _upload(run: _Run, ctx: AgentContext, call: ToolCall, args: upload_fil
     observation = run.state.get("observation")
     frames = observation["frames"] if observation else {}
     code = f"async (page) => {{ await el({args.element}).setInputFiles({json.dumps(str(staged))}) }}"
-    result = await ctx.browser.run_code(wrap_model_code(code, frames), timeout=ctx.limits.code_timeout)
+    result = await ctx.browser.run_code(guarded_code(code, frames), timeout=ctx.limits.code_timeout)
     run.actions.append(
         {
             "tool": call["name"],
@@ -194,8 +264,35 @@ def _route(run: _Run, state: AgentState, ctx: AgentContext) -> Next:
     return "agent"
 
 
+async def _replay(state: AgentState, ctx: AgentContext) -> Command[Next]:
+    """Perform a held action the user approved, exactly once."""
+    replay = state.get("replay") or {}
+    held, allow_js = replay.get("held", {}), replay.get("allow", {})
+    allow = Allow(held=allow_js.get("held", []), token=allow_js.get("token", ""))
+    result = await ctx.browser.run_code(
+        replay_code(str(held.get("id")), str(held.get("kind")), allow), timeout=ctx.limits.code_timeout
+    )
+    text = (
+        "The user allowed it; it was done once."
+        if result.ok and guard_report(result) is None
+        else f"The approved action could not be done: {result.error or 'it was held again'}."
+    )
+    ctx.events(Event("tool_result", {"tool": "replay", "ok": result.ok, "summary": text}))
+    return Command(
+        update={
+            "replay": None,
+            "messages": [feedback(text)],
+            "observation_stale": True,
+            "total_steps": state.get("total_steps", 0) + 1,
+        },
+        goto="agent",
+    )
+
+
 async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
     ctx = runtime.context
+    if state.get("replay"):
+        return await _replay(state, ctx)
     run = _Run(state)
     calls = pending_calls(state)
     for index, call in enumerate(calls):
@@ -230,17 +327,33 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
             )
         )
         run.messages.append(message)
-    update = {
+        if run.pending is not None:
+            run.messages.extend(close_calls(calls[index + 1 :], "waiting for the user's decision."))
+            break
+    update: dict[str, Any] = {
         **run.update,
         "messages": run.messages,
         "tool_steps": run.steps,
         "total_steps": run.total,
         "actions": run.actions[-12:],
         "approved_call": None,
+        "approved_allow": None,
         "invalid_actions": run.invalid,
         "observation_stale": run.stale or state.get("observation_stale", False),
     }
     if run.failed_kind != "none":
         update["last_error"] = {"kind": run.failed_kind, "message": str(run.messages[-1].content)[:500]}
         update["error_count"] = state.get("error_count", 0) + 1
+    if run.pending is not None:
+        kind = "manual" if run.pending["type"] == "manual" else "confirm"
+        if kind == "confirm":
+            ctx.events(
+                Event(
+                    "policy_request",
+                    {"card": run.pending.get("card", {}), "question": run.pending["question"]},
+                )
+            )
+        return Command(
+            update={**update, "pending_action": run.pending, "pending_kind": kind}, goto="human_in_loop"
+        )
     return Command(update=update, goto=_route(run, state, ctx))

@@ -1,0 +1,155 @@
+"""Running the model's code under the in-page guard (guard.js), and the pre-flight check of targets.
+
+The guard is armed just before the code runs and disarmed right after, so only the agent's actions
+are checked; what it held comes back as `GuardReport`. Approved actions carry a one-time token: the
+guard lets exactly one matching event through.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from browser_copilot.browser.observation import ACTION_TIMEOUT_MS, BRING_TO_FRONT, NAVIGATION_TIMEOUT_MS
+from browser_copilot.browser.results import CodeResult
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.safety.classifier import policy_source
+
+_EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
+_NAMED = re.compile(
+    r"getBy(?:Role|Text|Label|Title|AltText)\s*\((?:\s*['\"`][^'\"`]*['\"`]\s*,)?\s*"
+    r"(?:\{[^}]*?name\s*:\s*)?['\"`]([^'\"`]+)['\"`]",
+)
+_TEXT_SELECTOR = re.compile(r"""(?:text=|has-text\(|:text\()\s*['"]?([^'")\]]{1,80})""")
+_TYPING = re.compile(
+    r"\.(fill|type|pressSequentially|press|setInputFiles|selectText)\s*\(|keyboard\.(type|insertText|press)"
+)
+
+
+@cache
+def guard_source() -> str:
+    source = resources.files("browser_copilot.safety").joinpath("guard.js").read_text("utf-8")
+    body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
+    return body.replace("__POLICY__", policy_source()).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Allow:
+    """A one-time permission for the guard: numbered targets, names, or a held element."""
+
+    numbers: list[int] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def to_js(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "numbers": self.numbers,
+            "names": [n.lower() for n in self.names],
+            "held": self.held,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GuardReport:
+    held: list[dict[str, Any]]
+    secret_blocked: int
+    result: Any = None
+    error: str | None = None
+
+
+def targets(code: str) -> tuple[list[int], list[str]]:
+    """Numbered elements and locator names the code points at."""
+    numbers = sorted({int(n) for n in _EL.findall(code)})
+    names = [*_NAMED.findall(code), *_TEXT_SELECTOR.findall(code)]
+    return numbers, list(dict.fromkeys(n.strip() for n in names if n.strip()))
+
+
+def types_into(code: str) -> bool:
+    return bool(_TYPING.search(code))
+
+
+def guarded_code(code: str, frames: dict[str, list[int]] | None = None, allow: Allow | None = None) -> str:
+    """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it."""
+    guard = guard_source()
+    allow_js = json.dumps(allow.to_js() if allow else None)
+    return (
+        "async (page) => {\n"
+        f"{BRING_TO_FRONT}"
+        f"  page.setDefaultTimeout({ACTION_TIMEOUT_MS});\n"
+        f"  page.setDefaultNavigationTimeout({NAVIGATION_TIMEOUT_MS});\n"
+        f"  const __guard = {guard};\n"
+        f"  const __arm = () => page.evaluate(__guard, {{ op: 'arm', allow: {allow_js} }})"
+        ".catch(() => false);\n"
+        "  await __arm();\n"
+        "  const __rearm = () => { __arm(); };\n"
+        "  page.on('domcontentloaded', __rearm);\n"
+        f"  const __frames = {json.dumps(frames or {})};\n"
+        "  const el = (n) => {\n"
+        "    let scope = page;\n"
+        '    for (const f of __frames[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);\n'
+        '    return scope.locator(`[data-bc-id="${n}"]`);\n'
+        "  };\n"
+        "  let __result; let __error = null;\n"
+        f"  try {{ __result = await ({code.strip().rstrip(';')})(page); }} catch (e) {{ __error = e; }}\n"
+        "  finally { page.off('domcontentloaded', __rearm); }\n"
+        "  const __report = await page.evaluate(__guard, { op: 'disarm' })"
+        ".catch(() => ({ held: [], secretBlocked: 0 }));\n"
+        "  if (__report.held.length || __report.secretBlocked) {\n"
+        "    return { __bcGuard: __report, result: __result === undefined ? null : __result,"
+        " error: __error ? String(__error.message || __error) : null };\n"
+        "  }\n"
+        "  if (__error) throw __error;\n"
+        "  return __result;\n"
+        "}"
+    )
+
+
+def guard_report(result: CodeResult) -> GuardReport | None:
+    value = result.value if result.ok else None
+    if not isinstance(value, dict) or "__bcGuard" not in value:
+        return None
+    report = value["__bcGuard"]
+    return GuardReport(
+        held=list(report.get("held", [])),
+        secret_blocked=int(report.get("secretBlocked", 0)),
+        result=value.get("result"),
+        error=value.get("error"),
+    )
+
+
+async def preflight(session: BrowserSession, code: str) -> list[dict[str, Any]]:
+    """Verdicts for the code's targets, from the live DOM (numbers) or from their names."""
+    numbers, names = targets(code)
+    if not numbers and not names:
+        return []
+    args = json.dumps({"op": "facts", "numbers": numbers, "names": names})
+    call = f"async (page) => await page.evaluate({guard_source()}, {args})"
+    result = await session.run_code(call, idempotent=True)
+    return list(result.value) if result.ok and isinstance(result.value, list) else []
+
+
+def replay_code(held_id: str, kind: str, allow: Allow) -> str:
+    """Perform a held action exactly once, with the guard letting that one event through."""
+    action = (
+        "await target.click();"
+        if kind == "click"
+        else "await target.evaluate((el) => { const form = el.form || el.closest('form') || el;"
+        " form.requestSubmit ? form.requestSubmit(el.form ? el : undefined) : form.submit(); });"
+    )
+    selector = f'[data-bc-held="{held_id}"]'
+    return guarded_code(
+        "async (page) => { let target = null;"
+        f" for (const frame of page.frames()) {{ const l = frame.locator({json.dumps(selector)});"
+        " if (await l.count()) { target = l.first(); break; } }"
+        " if (!target) throw new Error('the held element is no longer on the page');"
+        f" {action} return 'done'; }}",
+        None,
+        allow,
+    )

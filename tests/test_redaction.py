@@ -1,0 +1,82 @@
+"""One redaction function for every sink: each kind of secret and personal data is masked."""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+
+import pytest
+
+from browser_copilot.config import load_settings
+from browser_copilot.events import Event
+from browser_copilot.logs import setup_logging
+from browser_copilot.safety.redaction import luhn_ok, redact, redact_data
+from browser_copilot.ui.render import EventPrinter
+from browser_copilot.ui.theme import make_console
+
+SAMPLES = {
+    "card": ("Card 4242 4242 4242 4242 exp 12/29", "4242 4242 4242 4242", "<card>"),
+    "iban": ("IBAN DE89 3704 0044 0532 0130 00 please", "DE89 3704 0044 0532 0130 00", "<iban>"),
+    "otp": ("Your verification code is 482913", "482913", "<code>"),
+    "api key": ("key=sk-proj-a1b2c3d4e5f6g7h8i9j0 used", "sk-proj-a1b2c3d4e5f6g7h8i9j0", "<"),
+    "jwt": (
+        "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_X",
+        "eyJhbGciOiJIUzI1NiJ9",
+        "<",
+    ),
+    "email": ("Write to ann.lee@example.com today", "ann.lee@example.com", "<email>"),
+    "phone": ("Call +44 20 7946 0958 now", "+44 20 7946 0958", "<phone>"),
+    "password": ("password: hunter2-secret", "hunter2-secret", "<secret>"),
+}
+
+
+@pytest.mark.parametrize("kind", list(SAMPLES))
+def test_every_kind_is_masked(kind: str) -> None:
+    text, secret, mask = SAMPLES[kind]
+    masked = redact(text)
+    assert secret not in masked
+    assert mask in masked
+
+
+def test_typed_secret_values_are_masked_wherever_they_appear() -> None:
+    assert (
+        redact("typed Tr0ub4dor&3 into the form", secrets=["Tr0ub4dor&3"]) == "typed <secret> into the form"
+    )
+
+
+def test_numbers_that_are_not_secrets_survive() -> None:
+    text = "Order 1234 5678 9012 3456 on 2026-11-26 costs 1299.00 EUR, 3 items"
+    assert redact(text) == text
+    assert not luhn_ok("1234567890123456")
+    assert luhn_ok("4242424242424242")
+
+
+def test_event_payloads_are_redacted_deeply() -> None:
+    data = {"args": {"code": "await el(3).fill('ann.lee@example.com')"}, "list": ["4242 4242 4242 4242"]}
+    assert redact_data(data) == {"args": {"code": "await el(3).fill('<email>')"}, "list": ["<card>"]}
+
+
+def test_the_console_event_stream_is_redacted() -> None:
+    out = io.StringIO()
+    printer = EventPrinter(make_console(out, width=160))
+    printer(Event("tool_call", {"tool": "browser_run_code", "args": {"code": "fill('ann.lee@example.com')"}}))
+    printer(Event("error", {"message": "card 4242 4242 4242 4242 declined"}))
+    text = out.getvalue()
+    assert "ann.lee@example.com" not in text
+    assert "<email>" in text
+    assert "<card>" in text
+
+
+def test_the_log_file_is_redacted(tmp_path: Path) -> None:
+    settings = load_settings(None, data_dir=tmp_path)
+    path = setup_logging(settings)
+    logging.getLogger("browser_copilot.test").warning(
+        "token=%s for %s", "abc123secret", "ann.lee@example.com"
+    )
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = path.read_text()
+    assert "abc123secret" not in text
+    assert "ann.lee@example.com" not in text
+    assert "token=<secret> for <email>" in text
