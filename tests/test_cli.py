@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import App, app_env, run_app
-from tests.support.openai_server import ScriptedOpenAI
+from tests.support.app import ROOT, App, app_env, run_app
+from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import alive, pids_mentioning
 from tests.support.waiting import wait_until
@@ -162,6 +164,10 @@ def test_chat_starts_without_a_model_and_explains_how_to_set_one(
         app.send("/frobnicate")
         at = app.wait_for("› ", after=app.wait_for("Unknown command /frobnicate", after=at))
         app.send("find me a flight")
+        at = app.wait_for("Not a command", after=at)
+        app.send("/chat")
+        at = app.wait_for("Chat mode", after=at)
+        app.send("find me a flight")
         at = app.wait_for("Set up a model first", after=at)
         app.send("/quit")
         assert app.wait() == 0
@@ -213,3 +219,69 @@ def test_sigterm_closes_a_browser_the_app_launched(tmp_path: Path, chromium_exec
     finally:
         app.kill()
     assert_nothing_left(tmp_path / "data")
+
+
+def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_stop_reason(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        call(
+            "browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('checkout.html')}') }}"
+        ),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }",
+        ),
+        text("I did not place the order."),
+    )
+    env = browser_env(
+        tmp_path,
+        external_browser,
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="sk-test-123",
+        LLM_MODEL="scripted-model",
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "Place my order"],
+        cwd=ROOT,
+        env=env,
+        input="/no\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Confirm: order" in done.stdout
+    assert "I did not place the order." in done.stdout
+
+
+def test_run_without_an_answer_on_stdin_exits_waiting(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        call(
+            "browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('checkout.html')}') }}"
+        ),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }",
+        ),
+    )
+    env = browser_env(
+        tmp_path,
+        external_browser,
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="sk-test-123",
+        LLM_MODEL="scripted-model",
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "Place my order"],
+        cwd=ROOT,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 7
+    assert "Resume with --session" in done.stdout

@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     observe.add_argument("--full", action="store_true", help="the whole page, not only the viewport")
     observe.add_argument("--json", action="store_true", help="machine-readable output")
     commands.add_parser("graph", help="print the agent graph as a Mermaid diagram")
+    run = commands.add_parser("run", help="do one task and exit (answers to confirmations come from stdin)")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument("--session", metavar="ID", help="continue this session")
     commands.add_parser(
         "policy-check",
         help="classify targets: JSON lines of DOM facts on stdin, one JSON verdict per line on stdout",
@@ -172,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
             return _run(run_doctor(settings, console, env_file=args.env_file))
         if command == "observe":
             return _run(_observe(settings, console, args.url, full=args.full, as_json=args.json))
+        if command == "run":
+            from browser_copilot.ui.oneshot import run_once
+
+            return _run(run_once(settings, console, args.task, session=args.session))
         if command == "graph":
             from browser_copilot.agent.graph import mermaid
 

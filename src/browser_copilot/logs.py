@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
+from typing import Any
 
 from browser_copilot.config import Settings
-from browser_copilot.safety.redaction import redact
+from browser_copilot.events import Event
+from browser_copilot.safety.redaction import redact, redact_data
 
 LOG_FILE = "browser-copilot.log"
 
@@ -34,3 +38,76 @@ def setup_logging(settings: Settings) -> Path:
     for noisy in ("httpx", "httpcore", "openai", "mcp", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if settings.log_level == "DEBUG" else logging.WARNING)
     return path
+
+
+class StepEventLog:
+    """The JSONL step-event log (seed 003 §11.1), redacted, next to the log file; an event sink.
+
+    One line per tool step: `step` (n, start, end, duration), `call` (tool, masked args, status, error),
+    `page` (url, title, elements, extraction ms, banner/downloads seen); plus lines for confirmations,
+    hand-overs, errors and final outcomes."""
+
+    MAX_BYTES = 5_000_000
+
+    def __init__(self, path: Path, session: str) -> None:
+        self.path = path
+        self.session = session
+        self._call: dict[str, Any] | None = None
+        self._page: dict[str, Any] = {}
+        self._step = 0
+
+    def _write(self, record: dict[str, Any]) -> None:
+        record = {"session": self.session, **redact_data(record)}
+        try:
+            if self.path.exists() and self.path.stat().st_size > self.MAX_BYTES:
+                self.path.replace(self.path.with_suffix(".jsonl.1"))
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        except OSError:
+            logging.getLogger(__name__).warning("cannot write %s", self.path)
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        if event.kind == "observation":
+            self._page = {k: data.get(k) for k in ("url", "title", "elements", "ms", "dialog")}
+        elif event.kind == "tool_call":
+            self._step += 1
+            self._call = {
+                "n": self._step,
+                "start": event.at,
+                "tool": data.get("tool"),
+                "args": data.get("args"),
+            }
+        elif event.kind == "tool_result" and self._call is not None:
+            call, self._call = self._call, None
+            ok = bool(data.get("ok", True))
+            self._write(
+                {
+                    "type": "step",
+                    "step": {
+                        "n": call["n"],
+                        "start": call["start"],
+                        "end": event.at,
+                        "duration_ms": round((event.at - call["start"]) * 1000, 1),
+                    },
+                    "call": {
+                        "tool": call["tool"],
+                        "args": call["args"],
+                        "status": "ok" if ok else "error",
+                        "error": None if ok else data.get("summary"),
+                    },
+                    "page": self._page,
+                }
+            )
+        elif event.kind in ("policy_request", "policy_result", "error", "final"):
+            self._write({"type": event.kind, "at": event.at, **data})
+
+
+def save_snapshot(folder: Path, html: str, png: bytes) -> tuple[Path, Path]:
+    """Write an error snapshot (screenshot + redacted HTML); returns their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    shot, page = folder / f"error-{stamp}.png", folder / f"error-{stamp}.html"
+    shot.write_bytes(png)
+    page.write_text(redact(html), encoding="utf-8")
+    return shot, page

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models import BaseChatModel
 
@@ -48,3 +48,6 @@ class AgentContext:
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     summarizer: BaseChatModel | None = None
     """Model for memory summaries (defaults to `llm`)."""
+
+    def with_events(self, events: EventSink) -> AgentContext:
+        return replace(self, events=events)

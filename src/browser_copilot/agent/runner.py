@@ -75,15 +75,22 @@ class AgentRunner:
             return value if isinstance(value, dict) else {"kind": "question", "question": str(value)}
         return None
 
-    async def send(self, text: str) -> TurnOutcome:
+    async def send(self, text: str, *, mode: str | None = None) -> TurnOutcome:
         """A user message: resumes a pending question, or starts (or continues) a request."""
         if await self.pending() is not None:
-            return await self._run(Command(resume=text))
-        return await self._run(new_request(text, await self.values()))
+            return await self._run(Command(resume=text), resumed=True)
+        update = new_request(text, await self.values())
+        if mode is not None:
+            update["mode"] = mode
+        return await self._run(update)
 
-    async def _run(self, graph_input: Any) -> TurnOutcome:
+    async def remember(self, values: dict[str, Any]) -> None:
+        """Write session state (e.g. the chat mode) into the checkpoint while the agent is idle."""
+        await self.graph.aupdate_state(self.config, values, as_node="progress_reporter")
+
+    async def _run(self, graph_input: Any, *, resumed: bool = False) -> TurnOutcome:
         events = self.context.events
-        events(Event("status", {"state": "running"}))
+        events(Event("status", {"state": "running", "resumed": resumed}))
         try:
             async for chunk in self.graph.astream(
                 graph_input,
@@ -98,7 +105,7 @@ class AgentRunner:
             await asyncio.shield(self._mark_cancelled())
             events(Event("status", {"state": "idle"}))
             raise
-        return await self._outcome()
+        return await self.outcome()
 
     async def _mark_cancelled(self) -> None:
         await self.graph.aupdate_state(
@@ -107,7 +114,8 @@ class AgentRunner:
             as_node="progress_reporter",
         )
 
-    async def _outcome(self) -> TurnOutcome:
+    async def outcome(self) -> TurnOutcome:
+        """Where the session stands now (after a run, or when resuming a session)."""
         events = self.context.events
         pending = await self.pending()
         values = await self.values()

@@ -1,17 +1,19 @@
-"""The terminal chat shell: attach the browser, say what is ready, and hand tasks to the agent.
+"""The terminal chat (F4, F50-F54): command mode by default, `/chat` for chat mode, live progress,
+confirmation and hand-over cards, persistent sessions, Ctrl+C that cancels a run and keeps the session.
 
-Input is read on a daemon thread so that Ctrl+C and SIGTERM are handled by the event loop and the
-browser session is always closed cleanly.
-"""
+The UI renders the event stream and decides nothing: the agent's state lives in the checkpoint."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import signal
 import sys
-import threading
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -28,154 +30,324 @@ from browser_copilot.agent.runner import (
 )
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
+from browser_copilot.errors import BrowserError, McpError
+from browser_copilot.events import EventSink, fan_out
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
-from browser_copilot.ui.render import EventPrinter, render_outcome
+from browser_copilot.logs import StepEventLog, save_snapshot
+from browser_copilot.metrics import Metrics
+from browser_copilot.ui.lines import LineReader
+from browser_copilot.ui.render import EventPrinter, render_outcome, render_plan, render_status
 
 PROMPT = "› "
-HELP = """Commands:
-  /help      this list
-  /tabs      the browser's open tabs
-  /plan      the working state: goal, plan, progress, facts
-  /status    browser endpoint, MCP server, model, session
-  /new       start a fresh session
-  /yes /no   answer a pending confirmation
-  /quit      leave (Ctrl+C or Ctrl+D also work)
-Anything else is a task for the agent (or the answer to its question)."""
+HELP = """Commands (command mode is the default; in chat mode every other line goes to the agent):
+  /chat            enter chat mode          /exit     leave chat mode (so does any other command)
+  /ask TEXT        one message to the agent, from command mode
+  /yes  /no        answer a pending confirmation
+  /plan            the working state: goal, plan, progress, facts
+  /tabs            the browser's open tabs
+  /status          session, steps, tokens, errors, browser, model
+  /new             start a fresh session           /help   this list
+  /quit            leave (Ctrl+D too; Ctrl+C cancels a running task, or leaves at the prompt)
+A line ending in \\ continues on the next line."""
 
 
-class LineReader:
-    """Lines from stdin on a daemon thread; `None` at end of input."""
+class ChatApp:
+    def __init__(self, settings: Settings, console: Console) -> None:
+        self.settings = settings
+        self.console = console
+        self.mode = "command"
+        self.metrics = Metrics()
+        self.printer = EventPrinter(console, limit=settings.max_tool_steps)
+        self.runner: AgentRunner | None = None
+        self.browser: BrowserSession | None = None
+        self.llm: LlmEndpoint | None = None
+        self.turn: asyncio.Task[TurnOutcome] | None = None
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self._loop = loop
-        threading.Thread(target=self._pump, name="stdin", daemon=True).start()
+    # ----- set-up -------------------------------------------------------------------------
 
-    def _pump(self) -> None:
-        for line in sys.stdin:
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, line.rstrip("\r\n"))
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+    def sink(self, session: str) -> EventSink:
+        log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session)
+        return fan_out(self.printer, self.metrics, log)
 
-    async def read(self) -> str | None:
-        return await self._queue.get()
+    @contextlib.asynccontextmanager
+    async def agent(self, browser: BrowserSession, session: str) -> AsyncIterator[AgentRunner | None]:
+        if self.llm is None:
+            yield None
+            return
+        async with sqlite_checkpointer(sessions_db(self.settings)) as saver:
+            context = make_context(
+                self.settings,
+                llm=build_chat_model(self.settings, self.llm),
+                browser=browser,
+                events=self.sink(session),
+            )
+            yield AgentRunner(compile_graph(saver), context, session_id=session)
 
-
-def render_banner(console: Console, browser: BrowserSession, llm: LlmEndpoint | None, session: str) -> None:
-    endpoint = browser.endpoint
-    assert endpoint is not None
-    how = {"configured": "attached", "devtools-active-port": "attached", "launched": "launched"}
-    lines = [
-        f"[ok]Browser[/ok]  {how[endpoint.how]} at [url]{escape(endpoint.url)}[/url]"
-        + (f" ({escape(endpoint.browser)})" if endpoint.browser else ""),
-    ]
-    if llm is not None:
-        lines.append(f"[ok]Model[/ok]    {escape(llm.describe())}")
-    else:
-        lines.append("[warn]Model[/warn]    not configured")
-    lines.append(f"[muted]Session {session}. Type /help for commands, /quit to leave.[/muted]")
-    console.print(Panel("\n".join(lines), title=f"Browser Copilot {__version__}", expand=False))
-    if llm is None:
-        console.print(Panel(escape(HOW_TO_CONFIGURE), title="Set up a model", border_style="warn"))
-
-
-async def _show_tabs(console: Console, browser: BrowserSession) -> None:
-    for tab in await browser.tabs():
-        marker = "*" if tab.current else " "
-        title = escape(tab.title or "(no title)")
-        console.print(f" {marker} {tab.index}: {title}  [url]{escape(tab.url)}[/url]")
-
-
-async def _show_plan(console: Console, runner: AgentRunner | None) -> None:
-    values = await runner.values() if runner else {}
-    plan = values.get("plan") or []
-    progress = values.get("progress") or {"current": 1, "done": [], "blocked": []}
-    console.print(f"Goal: {escape(values.get('current_goal') or '(none yet)')}")
-    for i, step in enumerate(plan, start=1):
-        mark = "x" if i in progress["done"] else "!" if i in progress["blocked"] else " "
-        console.print(f"  [{mark}] {i}. {escape(step)}")
-    for fact in values.get("facts") or []:
-        console.print(f"  - {escape(fact['fact'])} [muted]({escape(fact['source'])})[/muted]")
-
-
-def _show_status(
-    console: Console, browser: BrowserSession, settings: Settings, llm: LlmEndpoint | None, session: str
-) -> None:
-    endpoint, spec = browser.endpoint, browser.spec
-    console.print(f"session    {session}")
-    console.print(f"browser    {escape(endpoint.url if endpoint else '-')}")
-    if spec is not None and browser.mcp is not None:
-        sandbox = "sandboxed" if spec.sandboxed else "not sandboxed"
-        console.print(
-            f"mcp        @playwright/mcp {spec.version}, {browser.mcp.code_tool_name}, "
-            f"{sandbox}; restarts: {browser.restarts}"
+    def banner(self, session: str, resumed: dict[str, Any] | None) -> None:
+        browser = self.browser
+        assert browser is not None and browser.endpoint is not None
+        endpoint = browser.endpoint
+        how = {"configured": "attached", "devtools-active-port": "attached", "launched": "launched"}[
+            endpoint.how
+        ]
+        lines = [
+            f"[ok]Browser[/ok]  {how} at [url]{escape(endpoint.url)}[/url]"
+            + (f" ({escape(endpoint.browser)})" if endpoint.browser else "")
+        ]
+        lines.append(
+            f"[ok]Model[/ok]    {escape(self.llm.describe())}"
+            if self.llm
+            else "[warn]Model[/warn]    not configured"
         )
-    console.print(f"model      {escape(llm.describe()) if llm else 'not configured'}")
-    console.print(f"data dir   {escape(str(settings.data_dir))}")
-    console.print(f"step limit {settings.max_tool_steps}")
+        if resumed and resumed.get("current_goal"):
+            lines.append(f"[ok]Session[/ok]  resuming {session}: {escape(str(resumed['current_goal'])[:80])}")
+        else:
+            lines.append(f"[ok]Session[/ok]  {session}")
+        lines.append("[muted]/chat to talk to the agent, /help for commands, /quit to leave.[/muted]")
+        self.console.print(Panel("\n".join(lines), title=f"Browser Copilot {__version__}", expand=False))
+        if self.llm is None:
+            self.console.print(Panel(escape(HOW_TO_CONFIGURE), title="Set up a model", border_style="warn"))
 
+    # ----- the loop -----------------------------------------------------------------------
 
-@contextlib.asynccontextmanager
-async def agent_runner(
-    settings: Settings, browser: BrowserSession, llm: LlmEndpoint | None, session: str, printer: EventPrinter
-) -> AsyncIterator[AgentRunner | None]:
-    if llm is None:
-        yield None
-        return
-    async with sqlite_checkpointer(sessions_db(settings)) as saver:
-        context = make_context(settings, llm=build_chat_model(settings, llm), browser=browser, events=printer)
-        yield AgentRunner(compile_graph(saver), context, session_id=session)
+    async def run(self, session: str | None) -> int:
+        loop = asyncio.get_running_loop()
+        session_id = session or last_session(self.settings) or new_session_id()
+        remember_session(self.settings, session_id)
+        with self.console.status("Attaching to the browser…"):
+            browser = BrowserSession(
+                self.settings, notice=lambda t: self.console.print(f"[notice]{escape(t)}[/notice]")
+            )
+            await browser.open()
+        self.browser = browser
+        try:
+            self.llm = await asyncio.to_thread(resolve_llm, self.settings)
+            async with self.agent(browser, session_id) as runner:
+                self.runner = runner
+                resumed = await runner.values() if runner else None
+                self.mode = str((resumed or {}).get("mode") or "command")
+                self.banner(session_id, resumed)
+                if runner is not None and await runner.pending() is not None:
+                    self.console.print("[notice]The agent is waiting for your answer:[/notice]")
+                    render_outcome(self.console, await runner.outcome())
+                reader = LineReader(loop, history=self.settings.data_dir / "history", prompt=PROMPT)
+                with self.interrupts(loop):
+                    try:
+                        await self.read_loop(reader)
+                    finally:
+                        reader.save_history()
+        finally:
+            await browser.close()
+        self.console.print("[muted]Bye.[/muted]")
+        return 0
+
+    @contextlib.contextmanager
+    def interrupts(self, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+        """Ctrl+C cancels the running task (the session stays); at the prompt it leaves."""
+        main = asyncio.current_task()
+
+        def on_interrupt() -> None:
+            if self.turn is not None and not self.turn.done():
+                self.turn.cancel()
+            elif main is not None:
+                main.cancel()
+
+        try:
+            loop.add_signal_handler(signal.SIGINT, on_interrupt)
+        except (NotImplementedError, RuntimeError):
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    async def read_loop(self, reader: LineReader) -> None:
+        while True:
+            prompt = "[prompt]chat › [/prompt]" if self.mode == "chat" else f"[prompt]{PROMPT}[/prompt]"
+            if reader.interactive:
+                reader.prompt = "chat › " if self.mode == "chat" else PROMPT
+            else:
+                self.console.print(prompt, end="")
+            line = await reader.read()
+            if line is None:
+                self.console.print()
+                return
+            text = line.strip()
+            if not text:
+                continue
+            if await self.handle(text) is False:
+                return
+
+    async def handle(self, text: str) -> bool:
+        """Run one input; False to quit."""
+        if not text.startswith("/"):
+            waiting = self.runner is not None and await self.runner.pending() is not None
+            if self.mode == "chat" or waiting:
+                await self.ask(text)
+            else:
+                self.console.print(
+                    "[warn]Not a command.[/warn] Type [bold]/chat[/bold] to talk to the agent, "
+                    "or [bold]/ask[/bold] TEXT for one message. /help lists the commands."
+                )
+            return True
+        command, _, rest = text.partition(" ")
+        if command in ("/yes", "/no"):
+            await self.answer(command)
+            return True
+        if self.mode == "chat" and command != "/chat":
+            await self.set_mode("command")
+            if command == "/exit":
+                self.console.print("[notice]Left chat mode.[/notice]")
+                return True
+        if command in ("/quit", "/q"):
+            return False
+        if command == "/exit":
+            self.console.print("[muted]Not in chat mode. /quit leaves the app.[/muted]")
+        elif command == "/chat":
+            await self.set_mode("chat")
+            self.console.print("[notice]Chat mode: every line goes to the agent. /exit leaves it.[/notice]")
+        elif command == "/ask" and rest.strip():
+            await self.ask(rest.strip())
+        elif command == "/help":
+            self.console.print(HELP, markup=False)
+        elif command == "/tabs":
+            await self.show_tabs()
+        elif command == "/plan":
+            render_plan(self.console, await self.runner.values() if self.runner else {})
+        elif command == "/status":
+            await self.show_status()
+        elif command == "/new":
+            await self.new_session()
+        else:
+            self.console.print(f"[warn]Unknown command {escape(command)}.[/warn] Type /help for the list.")
+        return True
+
+    async def set_mode(self, mode: str) -> None:
+        self.mode = mode
+        if self.runner is not None and await self.runner.pending() is None:
+            await self.runner.remember({"mode": mode})
+
+    async def answer(self, word: str) -> None:
+        pending = await self.runner.pending() if self.runner else None
+        if pending is None or pending.get("kind") != "confirm":
+            self.console.print("[muted]Nothing is waiting for a /yes or /no.[/muted]")
+            return
+        await self.ask(word)
+
+    async def ask(self, text: str) -> None:
+        if self.runner is None:
+            self.console.print(
+                Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn")
+            )
+            return
+        started = time.monotonic()
+        self.printer.start(started)
+        self.turn = asyncio.create_task(self.runner.send(text, mode=self.mode))
+        try:
+            with self.printer.live():
+                outcome = await self.turn
+        except asyncio.CancelledError:
+            if asyncio.current_task() is not None and asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                raise
+            self.console.print(
+                "[warn]Cancelled.[/warn] The browser and the session are intact; "
+                "a new message continues the same goal."
+            )
+            return
+        except (BrowserError, McpError) as exc:
+            self.console.print(f"[error]The browser is unavailable:[/error] {escape(str(exc))}")
+            return
+        finally:
+            self.turn = None
+        render_outcome(self.console, outcome, seconds=time.monotonic() - started)
+        if outcome.stop_reason == "error":
+            await self.snapshot()
+
+    async def snapshot(self) -> None:
+        """On an error: save a screenshot and the page's HTML next to the log, and say where."""
+        if self.browser is None:
+            return
+        code = (
+            "async (page) => ({ html: await page.content(),"
+            " png: (await page.screenshot({ type: 'png' })).toString('base64') })"
+        )
+        try:
+            result = await self.browser.run_code(code, idempotent=True, timeout=20)
+        except (BrowserError, McpError):
+            return
+        if result.ok and isinstance(result.value, dict):
+            shot, page = await asyncio.to_thread(
+                save_snapshot,
+                self.settings.logs_dir / "snapshots",
+                str(result.value["html"]),
+                base64.b64decode(str(result.value["png"])),
+            )
+            self.console.print(f"[muted]Error snapshot: {shot} and {page}[/muted]")
+
+    async def show_tabs(self) -> None:
+        assert self.browser is not None
+        for tab in await self.browser.tabs():
+            marker = "*" if tab.current else " "
+            self.console.print(
+                f" {marker} {tab.index}: {escape(tab.title or '(no title)')}  [url]{escape(tab.url)}[/url]"
+            )
+
+    async def show_status(self) -> None:
+        assert self.browser is not None
+        values = await self.runner.values() if self.runner else {}
+        render_status(
+            self.console,
+            session=self.runner.session_id if self.runner else "-",
+            mode=self.mode,
+            values=values,
+            metrics=self.metrics,
+            browser=self.browser,
+            model=self.llm.describe() if self.llm else "not configured",
+        )
+
+    async def new_session(self) -> None:
+        if self.runner is None:
+            self.console.print("[muted]No model configured: there is no session to renew.[/muted]")
+            return
+        session = new_session_id()
+        self.runner.session_id = session
+        self.runner.context = self.runner.context.with_events(self.sink(session))
+        self.metrics.__init__()  # type: ignore[misc]
+        self.mode = "command"
+        remember_session(self.settings, session)
+        self.console.print(f"[notice]New session {session}.[/notice]")
 
 
 async def run_chat(
     settings: Settings, console: Console, *, env_file: Path | None, session: str | None = None
 ) -> int:
-    """The interactive loop; returns the process exit code."""
+    """The interactive app; returns the exit code."""
     del env_file
-    loop = asyncio.get_running_loop()
-    console.print("[muted]Attaching to the browser...[/muted]")
-    session_id = session or last_session(settings) or new_session_id()
-    remember_session(settings, session_id)
-    printer = EventPrinter(console)
-    async with BrowserSession(
-        settings, notice=lambda text: console.print(f"[notice]{escape(text)}[/notice]")
-    ) as browser:
-        llm = await asyncio.to_thread(resolve_llm, settings)
-        render_banner(console, browser, llm, session_id)
-        reader = LineReader(loop)
-        async with agent_runner(settings, browser, llm, session_id, printer) as runner:
-            while True:
-                console.print(f"[prompt]{PROMPT}[/prompt]", end="")
-                line = await reader.read()
-                if line is None:
-                    console.print()
-                    break
-                text = line.strip()
-                if not text:
-                    continue
-                if text in ("/quit", "/q", "/exit"):
-                    break
-                if text == "/help":
-                    console.print(HELP)
-                elif text == "/tabs":
-                    await _show_tabs(console, browser)
-                elif text == "/plan":
-                    await _show_plan(console, runner)
-                elif text == "/status":
-                    _show_status(console, browser, settings, llm, session_id)
-                elif text == "/new" and runner is not None:
-                    runner.session_id = new_session_id()
-                    remember_session(settings, runner.session_id)
-                    console.print(f"[notice]New session {runner.session_id}.[/notice]")
-                elif text.startswith("/") and text not in ("/yes", "/no"):
-                    console.print(
-                        f"[warn]Unknown command {escape(text.split()[0])}.[/warn] Type /help for the list."
-                    )
-                elif runner is None:
-                    console.print(
-                        Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn")
-                    )
-                else:
-                    outcome: TurnOutcome = await runner.send(text)
-                    render_outcome(console, outcome)
-    console.print("[muted]Bye.[/muted]")
-    return 0
+    fd = sys.stdin.fileno() if sys.stdin.isatty() else None
+    saved = _terminal_state(fd)
+    try:
+        return await ChatApp(settings, console).run(session)
+    finally:
+        _restore_terminal(fd, saved)
+
+
+def _terminal_state(fd: int | None) -> Any:
+    if fd is None:
+        return None
+    try:
+        import termios
+
+        return termios.tcgetattr(fd)
+    except (ImportError, OSError):
+        return None
+
+
+def _restore_terminal(fd: int | None, saved: Any) -> None:
+    """readline may be mid-line when we exit on a signal: give the shell its terminal back."""
+    if fd is None or saved is None:
+        return
+    with contextlib.suppress(ImportError, OSError):
+        import termios
+
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)

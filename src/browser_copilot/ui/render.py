@@ -1,71 +1,246 @@
-"""Rendering the agent's events and outcomes. The UI renders; it decides nothing."""
+"""Rendering the agent's events, cards and outcomes (F53). The UI renders; it decides nothing.
+
+Every function takes a `Console`, so tests render into `Console(file=StringIO(), width=...)`."""
 
 from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
 
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.panel import Panel
+from rich.status import Status
+from rich.table import Table
 
 from browser_copilot.agent.runner import TurnOutcome
+from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import Event
+from browser_copilot.metrics import Metrics
 from browser_copilot.safety.redaction import redact_data
 
-_REASONS = {
+STOP_LABELS = {
+    "answered": "answered",
     "step_limit": "stopped at the step limit",
     "loop_detected": "stopped: going in circles",
-    "error": "stopped by an error",
+    "waiting_confirmation": "waiting for your /yes or /no",
+    "waiting_user": "waiting for you",
     "blocked": "blocked",
+    "error": "stopped by an error",
     "cancelled": "cancelled",
 }
 
 
-def _preview(args: dict[str, object]) -> str:
-    code = str(args.get("code", "")) if "code" in args else ", ".join(f"{k}={v!r}" for k, v in args.items())
-    first = " ".join(code.split())
-    return first if len(first) <= 100 else first[:99] + "…"
+def _preview(args: dict[str, Any]) -> str:
+    if "code" in args:
+        text = str(args["code"])
+        text = text.split("=>", 1)[1] if "=>" in text else text
+    else:
+        text = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    flat = " ".join(text.split()).strip("{} ")
+    return flat if len(flat) <= 90 else flat[:89] + "…"
 
 
 class EventPrinter:
-    """An event sink that prints one compact line per step."""
+    """An event sink: one compact line per step, a live status line while the agent works."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, limit: int = 10) -> None:
         self.console = console
+        self.limit = limit
+        self.step = 0
+        self.node = "starting"
+        self.started = time.monotonic()
+        self._status: Status | None = None
+
+    def start(self, started: float) -> None:
+        self.started = started
+        self.step = 0
+        self.node = "starting"
+
+    def status_text(self) -> str:
+        elapsed = time.monotonic() - self.started
+        return f"[muted]{self.node} · step {self.step}/{self.limit} · {elapsed:.0f}s[/muted]"
+
+    @contextlib.contextmanager
+    def live(self) -> Iterator[None]:
+        with self.console.status(self.status_text(), spinner="dots") as status:
+            self._status = status
+            try:
+                yield
+            finally:
+                self._status = None
+
+    def _refresh(self) -> None:
+        if self._status is not None:
+            self._status.update(self.status_text())
 
     def __call__(self, event: Event) -> None:
         data = redact_data(event.data)
-        if event.kind == "tool_call":
-            self.console.print(f"[muted]  → {data['tool']}[/muted] {escape(_preview(data.get('args', {})))}")
-        elif event.kind == "tool_result" and not data.get("ok", True):
-            self.console.print(f"[warn]    ✗ {escape(str(data.get('summary', ''))[:160])}[/warn]")
-        elif event.kind == "observation":
+        kind = event.kind
+        if kind == "node":
+            self.node = str(data.get("node", ""))
+        elif kind == "tool_call":
+            self.step = int(data.get("step", self.step + 1))
             self.console.print(
-                f"[muted]  · {escape(str(data.get('title') or data.get('url')))} "
-                f"({data.get('elements')} elements, {data.get('ms')} ms)[/muted]"
+                f"[muted]{self.step:>3} →[/muted] [bold]{escape(str(data['tool']))}[/bold] "
+                f"[muted]{escape(_preview(data.get('args', {})))}[/muted]"
             )
-        elif event.kind == "error":
-            self.console.print(f"[error]  ! {escape(str(data.get('message', '')))}[/error]")
-        elif event.kind == "notice":
-            self.console.print(f"[notice]  {escape(str(data.get('text', '')))}[/notice]")
+        elif kind == "tool_result":
+            mark = "[ok]✓[/ok]" if data.get("ok", True) else "[fail]✗[/fail]"
+            summary = " ".join(str(data.get("summary", "")).split())
+            self.console.print(f"    {mark} [muted]{escape(summary[:140])}[/muted]")
+        elif kind == "observation":
+            dialog = " · dialog open" if data.get("dialog") else ""
+            self.console.print(
+                f"    [muted]· {escape(str(data.get('title') or data.get('url')))} "
+                f"({data.get('elements')} elements, {data.get('ms')} ms){dialog}[/muted]"
+            )
+        elif kind == "plan":
+            render_plan(self.console, data, compact=True)
+        elif kind == "policy_request":
+            self.console.print("    [warn]⚠ needs your confirmation[/warn]")
+        elif kind == "error":
+            self.console.print(f"    [error]! {escape(str(data.get('message', '')))[:300]}[/error]")
+        elif kind == "notice":
+            self.console.print(f"    [notice]{escape(str(data.get('text', '')))}[/notice]")
+        elif kind == "progress":
+            self.console.print(
+                f"    [muted]progress: {data.get('done')}/{data.get('total')} plan items, "
+                f"{data.get('steps')}/{data.get('limit')} steps[/muted]"
+            )
+        self._refresh()
 
 
-def render_outcome(console: Console, outcome: TurnOutcome) -> None:
-    if outcome.interrupt is not None:
-        payload = outcome.interrupt
-        card = payload.get("card") or {}
-        if payload.get("kind") == "confirm":
-            lines = [f"[bold]{escape(payload.get('question', ''))}[/bold]"]
-            for key in ("what", "site", "page", "reason"):
-                if card.get(key):
-                    lines.append(f"{key:>6}: {escape(str(card[key]))}")
-            lines.append("Answer [ok]/yes[/ok] to allow it once, or [fail]/no[/fail] to refuse.")
-            console.print(Panel("\n".join(lines), title="Confirmation needed", border_style="warn"))
+def render_plan(console: Console, values: dict[str, Any], *, compact: bool = False) -> None:
+    plan = values.get("plan") or []
+    progress = values.get("progress") or {"current": 1, "done": [], "blocked": []}
+    lines = [f"[bold]Goal[/bold] {escape(str(values.get('current_goal') or '(none yet)'))}"]
+    for i, step in enumerate(plan, start=1):
+        mark = (
+            "[ok]✓[/ok]"
+            if i in progress["done"]
+            else "[fail]✗[/fail]"
+            if i in progress["blocked"]
+            else ("[notice]▸[/notice]" if i == progress["current"] else " ")
+        )
+        lines.append(f" {mark} {i}. {escape(str(step))}")
+    facts = values.get("facts") or []
+    if facts and not compact:
+        lines.append("[bold]Facts[/bold]")
+        lines.extend(f" • {escape(f['fact'])} [muted]({escape(f['source'])})[/muted]" for f in facts)
+    elif facts:
+        lines.append(f"[muted]{len(facts)} facts recorded[/muted]")
+    console.print(Panel("\n".join(lines), title="Plan", expand=False, border_style="muted"))
+
+
+def confirmation_card(payload: dict[str, Any]) -> Panel:
+    card = payload.get("card") or {}  # shown to its owner: values as typed (secrets are masked at the source)
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="muted", justify="right")
+    table.add_column()
+    for label, key in (
+        ("action", "what"),
+        ("site", "site"),
+        ("page", "page"),
+        ("amount", "amount"),
+        ("why", "reason"),
+    ):
+        if card.get(key):
+            table.add_row(label, escape(str(card[key])))
+    for name, value in card.get("values") or []:
+        table.add_row("typed", f"{escape(str(name))}: {escape(str(value))}")
+    body = Table.grid()
+    body.add_row(f"[bold]{escape(str(payload.get('question', '')))}[/bold]")
+    body.add_row(table)
+    body.add_row("Answer [ok]/yes[/ok] to allow it once, or [fail]/no[/fail] to refuse.")
+    return Panel(
+        body,
+        title=f"Confirm: {escape(str(card.get('category', 'action')))}",
+        border_style="warn",
+        expand=False,
+    )
+
+
+def render_outcome(console: Console, outcome: TurnOutcome, *, seconds: float | None = None) -> None:
+    payload = outcome.interrupt
+    if payload is not None:
+        kind = payload.get("kind")
+        if kind == "confirm":
+            console.print(confirmation_card(payload))
+        elif kind == "manual":
+            console.print(
+                Panel(
+                    f"{escape(str(payload.get('question', '')))}\n[muted]When you are done, "
+                    "write it here (e.g. “done”, “готово”) and I will continue.[/muted]",
+                    title="Your turn in the browser",
+                    border_style="notice",
+                    expand=False,
+                )
+            )
         else:
             lines = [escape(str(payload.get("question", "")))]
-            for i, option in enumerate(payload.get("options") or [], start=1):
-                lines.append(f"  {i}. {escape(str(option))}")
-            console.print(Panel("\n".join(lines), title="The agent asks", border_style="notice"))
+            lines += [f"  {i}. {escape(str(o))}" for i, o in enumerate(payload.get("options") or [], start=1)]
+            console.print(
+                Panel("\n".join(lines), title="The agent asks", border_style="notice", expand=False)
+            )
         return
     if outcome.stop_reason != "answered":
-        console.print(f"[warn]({_REASONS.get(outcome.stop_reason, outcome.stop_reason)})[/warn]")
+        console.print(f"[warn]({STOP_LABELS.get(outcome.stop_reason, outcome.stop_reason)})[/warn]")
     console.print(Markdown(outcome.text or "(no answer)"))
+    if seconds is not None:
+        steps = outcome.values.get("tool_steps", 0)
+        console.print(f"[muted]{steps} steps, {seconds:.1f}s[/muted]")
+
+
+def render_status(
+    console: Console,
+    *,
+    session: str,
+    mode: str,
+    values: dict[str, Any],
+    metrics: Metrics,
+    browser: BrowserSession,
+    model: str,
+) -> None:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="muted")
+    table.add_column()
+    endpoint, spec = browser.endpoint, browser.spec
+    current = metrics.current
+    summary = metrics.summary()
+    per_step = metrics.median_step_seconds
+    rate = metrics.success_rate
+    rows = [
+        ("session", f"{session} ({mode} mode)"),
+        ("goal", str(values.get("current_goal") or "-")),
+        ("waiting", str(values.get("pending_kind") or "none")),
+        (
+            "this request",
+            f"{current.steps} steps, {current.prompt_tokens} prompt + "
+            f"{current.completion_tokens} completion tokens",
+        ),
+        (
+            "session",
+            f"{summary['requests']} requests, {summary['steps']} steps, {metrics.prompt_tokens} prompt + "
+            f"{metrics.completion_tokens} completion tokens",
+        ),
+        ("success rate", f"{rate:.0%}" if rate is not None else "-"),
+        ("time per step", f"{per_step:.2f}s median" if per_step is not None else "-"),
+        ("errors", ", ".join(f"{k} {v}" for k, v in metrics.errors.items()) or "none"),
+        ("loop triggers", str(metrics.loop_triggers)),
+        ("browser", f"{endpoint.url if endpoint else '-'}" + (f" ({endpoint.how})" if endpoint else "")),
+        (
+            "mcp",
+            f"@playwright/mcp {spec.version}, {'sandboxed' if spec.sandboxed else 'NOT sandboxed'}, "
+            f"restarts {browser.restarts}"
+            if spec
+            else "-",
+        ),
+        ("model", model),
+    ]
+    for label, value in rows:
+        table.add_row(label, escape(value))
+    console.print(table)

@@ -1,0 +1,144 @@
+"""The chat in a real pseudo-terminal (pexpect), against a scripted OpenAI-compatible server, a real
+Chromium and the real MCP server: modes, live progress, a confirmation, Ctrl+C, resuming a session."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from browser_copilot.browser.launcher import LaunchedBrowser
+from tests.support.app import ROOT, app_env
+from tests.support.openai_server import ScriptedOpenAI, call, text
+from tests.support.pages import PageServer
+from tests.support.processes import alive, pids_mentioning
+from tests.support.waiting import wait_until
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
+        yield server
+
+
+def spawn(data_dir: Path, browser: LaunchedBrowser, llm: ScriptedOpenAI) -> pexpect.spawn:
+    env = app_env(
+        data_dir,
+        CDP_ENDPOINT=browser.endpoint.url,
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="sk-test-123",
+        LLM_MODEL="scripted-model",
+    )
+    env.update({"NO_COLOR": "1", "TERM": "xterm-256color"})
+    child = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        dimensions=(50, 200),
+        timeout=60,
+    )
+    child.expect("› ")
+    return child
+
+
+def quit_app(child: pexpect.spawn) -> None:
+    child.sendline("/quit")
+    child.expect("Bye.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_chat_task_with_a_confirmation_from_start_to_quit(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        call(
+            "update_working_state",
+            current_goal="Email Alice about lunch",
+            plan=["Open the mail", "Write the message", "Answer the user"],
+        ),
+        call("browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('mail.html')}') }}"),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByLabel('To').fill('alice@example.test') }",
+        ),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByRole('button', { name: 'Send' }).click() }",
+        ),
+        call("update_working_state", progress={"current": 3, "done": [1, 2]}),
+        text("Sent the message to Alice."),
+    )
+    child = spawn(tmp_path / "data", external_browser, llm)
+    assert "Model" in child.before
+    child.sendline("/chat")
+    child.expect("Chat mode")
+    child.sendline("Email Alice about lunch")
+    child.expect("browser_run_code")  # live progress
+    child.expect("Confirm: send")
+    child.expect('button "Send"')
+    child.expect("/yes")
+    child.expect("› ")
+    child.sendline("/yes")
+    child.expect("Sent the message to Alice.")
+    child.expect("chat › ")
+    child.sendline("/plan")
+    child.expect("Email Alice about lunch")
+    child.sendline("/status")
+    child.expect("success rate")
+    child.expect("100%")
+    quit_app(child)
+    assert alive(external_browser.pid)
+    wait_until(lambda: not pids_mentioning(str(tmp_path / "data")), what="the MCP server to exit")
+
+
+def test_ctrl_c_cancels_a_run_and_the_session_continues_after_a_restart(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        call(
+            "update_working_state",
+            current_goal="Wait for the slow page",
+            plan=["Wait", "Look", "Answer the user"],
+        ),
+        call("browser_run_code", code="async (page) => { await page.waitForTimeout(4000) }"),
+        text("Done waiting now."),
+    )
+    child = spawn(tmp_path / "data", external_browser, llm)
+    child.sendline("/ask Wait for the slow page")
+    child.expect("waitForTimeout")
+    child.sendintr()
+    child.expect("Cancelled.")
+    child.expect("› ")
+    child.sendline("/status")
+    child.expect("Wait for the slow page")
+    quit_app(child)
+    assert alive(external_browser.pid)
+
+    again = spawn(tmp_path / "data", external_browser, llm)
+    assert "resuming" in again.before
+    assert "Wait for the slow page" in again.before
+    again.sendline("/ask go on")
+    again.expect("Done waiting now.")
+    again.sendline("/plan")
+    again.expect("Goal.*Wait for the slow page")  # the cancelled request's goal continued
+    quit_app(again)
+
+
+def test_ctrl_d_at_the_prompt_leaves(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI
+) -> None:
+    child = spawn(tmp_path / "data", external_browser, llm)
+    child.sendline("/nonsense")
+    child.expect("Unknown command /nonsense")
+    child.sendeof()
+    child.expect("Bye.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
