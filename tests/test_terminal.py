@@ -88,6 +88,8 @@ def test_a_chat_task_with_a_confirmation_from_start_to_quit(
     child.sendline("/yes")
     child.expect("Sent the message to Alice.")
     child.expect("chat › ")
+    child.sendline("/exit")
+    child.expect("Left chat mode.")
     child.sendline("/plan")
     child.expect("Email Alice about lunch")
     child.sendline("/status")
@@ -129,6 +131,26 @@ def test_ctrl_c_cancels_a_run_and_the_session_continues_after_a_restart(
     again.sendline("/plan")
     again.expect("Goal.*Wait for the slow page")  # the cancelled request's goal continued
     quit_app(again)
+
+
+def test_history_persists_and_ctrl_c_at_the_prompt_leaves(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI
+) -> None:
+    child = spawn(tmp_path / "data", external_browser, llm)
+    child.sendline("/tabs")
+    child.expect("› ")
+    quit_app(child)
+    again = spawn(tmp_path / "data", external_browser, llm)
+    again.send("\x1b[A")  # arrow up: the previous run's last command
+    again.expect("/quit")
+    again.send("\x1b[A")
+    again.expect("tabs")  # readline redraws only what differs from "/quit"
+    again.sendintr()
+    again.expect(pexpect.EOF)
+    again.close()
+    assert again.exitstatus == 130
+    assert alive(external_browser.pid)
+    wait_until(lambda: not pids_mentioning(str(tmp_path / "data")), what="the MCP server to exit")
 
 
 def test_ctrl_d_at_the_prompt_leaves(

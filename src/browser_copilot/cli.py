@@ -143,9 +143,8 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
         try:
             return await coro
         except asyncio.CancelledError:
-            if terminated:
-                return EXIT_TERMINATED
-            raise
+            # SIGTERM, or Ctrl+C at the chat prompt: every `async with` has cleaned up by now.
+            return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
     try:
         return asyncio.run(guarded())

@@ -34,6 +34,10 @@ def setup_logging(settings: Settings) -> Path:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(settings.log_level)
+    if settings.log_level == "DEBUG" and not any(type(h) is logging.StreamHandler for h in root.handlers):
+        console = logging.StreamHandler()
+        console.setFormatter(RedactingFormatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(console)  # asked for: the terminal shows the log too
     # Third-party chatter (HTTP client lines) only when debugging.
     for noisy in ("httpx", "httpcore", "openai", "mcp", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if settings.log_level == "DEBUG" else logging.WARNING)
