@@ -221,9 +221,24 @@ def test_sigterm_closes_a_browser_the_app_launched(tmp_path: Path, chromium_exec
     assert_nothing_left(tmp_path / "data")
 
 
-def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_stop_reason(
-    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
-) -> None:
+def run_task(
+    tmp_path: Path, browser: LaunchedBrowser, llm: ScriptedOpenAI, stdin: str
+) -> subprocess.CompletedProcess[str]:
+    env = browser_env(
+        tmp_path, browser, LLM_BASE_URL=llm.base_url, LLM_API_KEY="sk-test-123", LLM_MODEL="scripted-model"
+    )
+    return subprocess.run(
+        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "Place my order"],
+        cwd=ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def script_an_order(llm: ScriptedOpenAI, pages: PageServer) -> None:
     llm.script(
         call(
             "browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('checkout.html')}') }}"
@@ -234,22 +249,13 @@ def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_stop_reason(
         ),
         text("I did not place the order."),
     )
-    env = browser_env(
-        tmp_path,
-        external_browser,
-        LLM_BASE_URL=llm.base_url,
-        LLM_API_KEY="sk-test-123",
-        LLM_MODEL="scripted-model",
-    )
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "Place my order"],
-        cwd=ROOT,
-        env=env,
-        input="/no\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+
+def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_stop_reason(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    script_an_order(llm, pages)
+    done = run_task(tmp_path, external_browser, llm, "/no\n")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Confirm: order" in done.stdout
     assert "I did not place the order." in done.stdout
@@ -258,30 +264,7 @@ def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_stop_reason(
 def test_run_without_an_answer_on_stdin_exits_waiting(
     tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
 ) -> None:
-    llm.script(
-        call(
-            "browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('checkout.html')}') }}"
-        ),
-        call(
-            "browser_run_code",
-            code="async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }",
-        ),
-    )
-    env = browser_env(
-        tmp_path,
-        external_browser,
-        LLM_BASE_URL=llm.base_url,
-        LLM_API_KEY="sk-test-123",
-        LLM_MODEL="scripted-model",
-    )
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "Place my order"],
-        cwd=ROOT,
-        env=env,
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    script_an_order(llm, pages)
+    done = run_task(tmp_path, external_browser, llm, "")
     assert done.returncode == 7
     assert "Resume with --session" in done.stdout

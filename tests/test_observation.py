@@ -33,6 +33,8 @@ async def test_every_listed_number_acts_on_its_element(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     await browser_session.goto(pages.url("shop.html"))
+    empty_cart = "async (page) => { await page.evaluate(() => sessionStorage.clear()); await page.reload() }"
+    await browser_session.run_code(empty_cart)
     observation = await observe(browser_session)
     assert [e.name for e in observation.elements] == [
         "Add to cart",

@@ -285,8 +285,13 @@ def wrap_model_code(code: str, frames: dict[str, list[int]] | None = None) -> st
 
     `frames` maps element numbers inside same-origin iframes to their frame chain.
     """
+    return f"async (page) => {{\n{code_prelude(frames)}  return await ({code.strip().rstrip(';')})(page);\n}}"
+
+
+def code_prelude(frames: dict[str, list[int]] | None) -> str:
+    """The lines that start every piece of the model's code: the tab in front, action timeouts, and
+    `el(N)`, a Playwright locator for element N of the current observation (iframes included)."""
     return (
-        "async (page) => {\n"
         f"{BRING_TO_FRONT}"
         f"  page.setDefaultTimeout({ACTION_TIMEOUT_MS});\n"
         f"  page.setDefaultNavigationTimeout({NAVIGATION_TIMEOUT_MS});\n"
@@ -296,6 +301,4 @@ def wrap_model_code(code: str, frames: dict[str, list[int]] | None = None) -> st
         '    for (const f of __frames[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);\n'
         '    return scope.locator(`[data-bc-id="${n}"]`);\n'
         "  };\n"
-        f"  return await ({code.strip().rstrip(';')})(page);\n"
-        "}"
     )

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from browser_copilot.browser.observation import ACTION_TIMEOUT_MS, BRING_TO_FRONT, NAVIGATION_TIMEOUT_MS
+from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.safety.classifier import policy_source
@@ -81,21 +81,13 @@ def guarded_code(code: str, frames: dict[str, list[int]] | None = None, allow: A
     allow_js = json.dumps(allow.to_js() if allow else None)
     return (
         "async (page) => {\n"
-        f"{BRING_TO_FRONT}"
-        f"  page.setDefaultTimeout({ACTION_TIMEOUT_MS});\n"
-        f"  page.setDefaultNavigationTimeout({NAVIGATION_TIMEOUT_MS});\n"
+        f"{code_prelude(frames)}"
         f"  const __guard = {guard};\n"
         f"  const __arm = () => page.evaluate(__guard, {{ op: 'arm', allow: {allow_js} }})"
         ".catch(() => false);\n"
         "  await __arm();\n"
         "  const __rearm = () => { __arm(); };\n"
         "  page.on('domcontentloaded', __rearm);\n"
-        f"  const __frames = {json.dumps(frames or {})};\n"
-        "  const el = (n) => {\n"
-        "    let scope = page;\n"
-        '    for (const f of __frames[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);\n'
-        '    return scope.locator(`[data-bc-id="${n}"]`);\n'
-        "  };\n"
         "  let __result; let __error = null;\n"
         f"  try {{ __result = await ({code.strip().rstrip(';')})(page); }} catch (e) {{ __error = e; }}\n"
         "  finally { page.off('domcontentloaded', __rearm); }\n"
