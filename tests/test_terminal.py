@@ -164,3 +164,21 @@ def test_ctrl_d_at_the_prompt_leaves(
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_multi_line_messages_arrive_as_one(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI
+) -> None:
+    llm.script(text("Got both lines."), text("Got the paste."))
+    child = spawn(tmp_path / "data", external_browser, llm)
+    child.sendline("/chat")
+    child.expect("Chat mode")
+    child.sendline("first line \\")
+    child.sendline("second line")
+    child.expect("Got both lines.")
+    child.send("\x1b[200~pasted one\npasted two\x1b[201~\r")  # a bracketed paste, as terminals send it
+    child.expect("Got the paste.")
+    quit_app(child)
+    users = [m["content"] for r in llm.requests for m in r["messages"] if m["role"] == "user"]
+    assert any("first line \nsecond line" in u or "first line\nsecond line" in u for u in users)
+    assert any("pasted one\npasted two" in u for u in users)
