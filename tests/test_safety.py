@@ -15,7 +15,7 @@ from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session
 from browser_copilot.browser.observation import observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
-from browser_copilot.safety.guard import Allow, guard_report, guarded_code, replay_code
+from browser_copilot.safety.guard import Allow, guard_report, guarded_code, preflight_checks, replay_code
 from browser_copilot.safety.urls import UrlPolicy
 from browser_copilot.safety.vetting import vet_code
 from tests.support.pages import PageServer
@@ -57,7 +57,8 @@ async def test_a_destructive_action_is_held_however_the_code_reaches_it(
     browser_session: BrowserSession, pages: PageServer, way: str
 ) -> None:
     frames = await fresh(browser_session, pages, "mail.html")
-    result = await browser_session.run_code(guarded_code(SEND_WAYS[way], frames))
+    # Without the pre-flight check, so that the in-page guard alone is tested.
+    result = await browser_session.run_code(guarded_code(SEND_WAYS[way], frames, preflight=False))
     report = guard_report(result)
     assert report is not None, result
     assert report.held
@@ -75,7 +76,9 @@ async def test_a_held_action_stays_undone_when_the_user_says_no(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     frames = await fresh(browser_session, pages, "checkout.html")
-    result = await browser_session.run_code(guarded_code("async (page) => { await el(2).click() }", frames))
+    result = await browser_session.run_code(
+        guarded_code("async (page) => { await el(2).click() }", frames, preflight=False)
+    )
     report = guard_report(result)
     assert report is not None
     assert report.held[0]["facts"]["name"] == "Place order"
@@ -86,6 +89,23 @@ async def test_a_held_action_stays_undone_when_the_user_says_no(
         "async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }"
     )
     assert await value(browser_session, "window.__ordered ?? 0") == 1
+
+
+async def test_the_pre_flight_check_stops_a_destructive_target_before_the_code_runs(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "mail.html")
+    code = "async (page) => { await page.evaluate(() => { window.__ran = true }); await el(4).click() }"
+    result = await browser_session.run_code(guarded_code(code, frames))
+    checks = preflight_checks(result)
+    assert checks is not None
+    assert [c["verdict"]["category"] for c in checks] == ["send"]
+    assert checks[0]["facts"]["name"] == "Send"
+    assert await value(browser_session, "window.__ran ?? false") is False
+    allowed = await browser_session.run_code(guarded_code(code, frames, Allow(numbers=[4])))
+    assert allowed.ok, allowed.error
+    assert preflight_checks(allowed) is None
+    assert await value(browser_session, "window.__sent ?? 0") == 1
 
 
 async def test_safe_clicks_are_not_held(browser_session: BrowserSession, pages: PageServer) -> None:

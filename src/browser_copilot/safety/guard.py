@@ -17,7 +17,6 @@ from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.results import CodeResult
-from browser_copilot.browser.session import BrowserSession
 from browser_copilot.safety.classifier import policy_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
@@ -75,14 +74,37 @@ def types_into(code: str) -> bool:
     return bool(_TYPING.search(code))
 
 
-def guarded_code(code: str, frames: dict[str, list[int]] | None = None, allow: Allow | None = None) -> str:
+def guarded_code(
+    code: str,
+    frames: dict[str, list[int]] | None = None,
+    allow: Allow | None = None,
+    *,
+    preflight: bool = True,
+) -> str:
     """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it."""
     guard = guard_source()
     allow_js = json.dumps(allow.to_js() if allow else None)
+    numbers, names = targets(code) if preflight else ([], [])
+    check = ""
+    if numbers or names:
+        # Pre-flight, in the same call: classify the code's targets before it runs; stop if one is
+        # destructive and not allowed, or if the code would type into a secret field.
+        facts = json.dumps({"op": "facts", "numbers": numbers, "names": names})
+        check = (
+            f"  const __allow = {allow_js};\n"
+            f"  const __checks = await page.evaluate(__guard, {facts}).catch(() => []);\n"
+            "  const __ok = (c) => !!__allow && ((c.ref.startsWith('el(')"
+            " && __allow.numbers.includes(Number(c.ref.slice(3, -1))))"
+            " || __allow.names.includes(c.ref.toLowerCase()));\n"
+            f"  const __typing = {json.dumps(types_into(code))};\n"
+            "  if (__checks.some((c) => (c.verdict.destructive && !__ok(c)) || (__typing && c.secret)))"
+            " return { __bcPreflight: __checks };\n"
+        )
     return (
         "async (page) => {\n"
         f"{code_prelude(frames)}"
         f"  const __guard = {guard};\n"
+        f"{check}"
         f"  const __arm = () => page.evaluate(__guard, {{ op: 'arm', allow: {allow_js} }})"
         ".catch(() => false);\n"
         "  await __arm();\n"
@@ -103,6 +125,14 @@ def guarded_code(code: str, frames: dict[str, list[int]] | None = None, allow: A
     )
 
 
+def preflight_checks(result: CodeResult) -> list[dict[str, Any]] | None:
+    """The pre-flight verdicts when the guarded call stopped before running the model's code."""
+    value = result.value if result.ok else None
+    if isinstance(value, dict) and "__bcPreflight" in value:
+        return list(value["__bcPreflight"])
+    return None
+
+
 def guard_report(result: CodeResult) -> GuardReport | None:
     value = result.value if result.ok else None
     if not isinstance(value, dict) or "__bcGuard" not in value:
@@ -114,17 +144,6 @@ def guard_report(result: CodeResult) -> GuardReport | None:
         result=value.get("result"),
         error=value.get("error"),
     )
-
-
-async def preflight(session: BrowserSession, code: str) -> list[dict[str, Any]]:
-    """Verdicts for the code's targets, from the live DOM (numbers) or from their names."""
-    numbers, names = targets(code)
-    if not numbers and not names:
-        return []
-    args = json.dumps({"op": "facts", "numbers": numbers, "names": names})
-    call = f"async (page) => await page.evaluate({guard_source()}, {args})"
-    result = await session.run_code(call, idempotent=True)
-    return list(result.value) if result.ok and isinstance(result.value, list) else []
 
 
 def replay_code(held_id: str, kind: str, allow: Allow) -> str:

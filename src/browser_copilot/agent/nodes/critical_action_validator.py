@@ -1,9 +1,10 @@
 """`critical_action_validator`: every tool call passes here before it runs (F40, F43, F45, F24).
 
-Code that reaches for Node or the file system is refused; code that would type into a password,
-one-time-code or card field is refused and the user is asked to do it; an action whose targets the
-classifier finds destructive (from live DOM facts) waits for `/yes` in `human_in_loop`. Over the step
-limit, the run stops. While approved code runs, the in-page guard still holds anything else."""
+Code that reaches for Node or the file system is refused here. The pre-flight check of the code's
+targets (live DOM facts, classified in the page) runs in the same browser call as the code, just
+before it (see `tools` and `safety/guard.py`): a destructive target not yet allowed, or typing into a
+password/OTP/card field, stops it and comes back here as a pending action. Over the step limit, the
+run stops."""
 
 from __future__ import annotations
 
@@ -18,10 +19,9 @@ from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.state import AgentState, PendingAction
 from browser_copilot.agent.tools import BROWSER_TOOLS
-from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 from browser_copilot.safety.classifier import ClassifierUnavailable, classify_many
-from browser_copilot.safety.guard import Allow, preflight, types_into
+from browser_copilot.safety.guard import Allow, types_into
 from browser_copilot.safety.vetting import vet_code
 
 Next = Literal["tools", "human_in_loop", "progress_reporter", "agent"]
@@ -63,13 +63,9 @@ def _describe(facts: dict[str, Any]) -> str:
     return f'{role} "{facts.get("name") or facts.get("value") or "(no name)"}"'
 
 
-async def _check_code(state: AgentState, ctx: AgentContext, call: ToolCall) -> PendingAction | str | None:
-    """A pending action, a refusal text, or None (safe to run)."""
+def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str, Any]]) -> PendingAction:
+    """The pending action for code the pre-flight stopped: a hand-over (secret field) or a confirmation."""
     code = str(call["args"].get("code", ""))
-    refusal = vet_code(code)
-    if refusal:
-        return refusal
-    checks = await preflight(ctx.browser, code)
     if types_into(code) and any(c.get("secret") for c in checks):
         return {
             "id": str(call.get("id")),
@@ -80,8 +76,6 @@ async def _check_code(state: AgentState, ctx: AgentContext, call: ToolCall) -> P
             "yourself in the browser tab, then tell me when you are done.",
         }
     risky = [c for c in checks if c["verdict"]["destructive"]]
-    if not risky:
-        return None
     first = risky[0]
     what = _describe(first["facts"])
     details = card(
@@ -168,10 +162,7 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
         elif call_id == state.get("approved_call"):
             continue
         elif call["name"] == "browser_run_code":
-            try:
-                pending = await _check_code(state, ctx, call)
-            except (BrowserError, McpError) as exc:
-                pending = f"Error: the page could not be checked before acting ({exc})."
+            pending = vet_code(str(call["args"].get("code", "")))  # the pre-flight runs with the code
         elif call["name"] == "handle_dialog":
             pending = _check_dialog(state, call)
         if isinstance(pending, str):

@@ -25,7 +25,7 @@ from browser_copilot.agent.conversation import (
     to_state,
     tool_message,
 )
-from browser_copilot.agent.nodes.critical_action_validator import SECRET_REFUSAL, card
+from browser_copilot.agent.nodes.critical_action_validator import SECRET_REFUSAL, card, pending_from_checks
 from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
 from browser_copilot.agent.state import ActionRecord, AgentState, PendingAction
 from browser_copilot.agent.targets import describe_target, is_acting
@@ -46,7 +46,14 @@ from browser_copilot.browser.results import CodeResult, Tab
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
-from browser_copilot.safety.guard import Allow, GuardReport, guard_report, guarded_code, replay_code
+from browser_copilot.safety.guard import (
+    Allow,
+    GuardReport,
+    guard_report,
+    guarded_code,
+    preflight_checks,
+    replay_code,
+)
 
 Next = Literal[
     "agent", "self_corrector", "strategy_adapter", "progress_analyzer", "progress_reporter", "human_in_loop"
@@ -128,6 +135,12 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
     )
     code = guarded_code(args.code, frames, allow)
     result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
+    checks = preflight_checks(result)
+    if checks is not None:
+        run.pending = pending_from_checks(run.state, call, checks)
+        run.steps -= 1  # nothing ran: the step counts when it does
+        run.total -= 1
+        return SECRET_REFUSAL if run.pending["type"] == "manual" else ""
     report = guard_report(result)
     if report is not None and report.held:
         run.failed_kind = "none"
@@ -186,7 +199,7 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         return tool_message(call, "Working state updated.")
     if isinstance(args, browser_run_code):
         text = await _run_code(run, ctx, call, args)
-        return tool_message(call, text, error=text.startswith("Error:"))
+        return tool_message(call, text, error=text.startswith(("Error:", "Refused")))
     if isinstance(args, observe_page):
         observation = await observe(ctx.browser, full=args.full_page, screenshot=ctx.vision)
         run.update["observation"] = to_state(observation)
@@ -316,6 +329,10 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
                 },
                 goto="progress_reporter",
             )
+        if run.pending is not None and run.pending["type"] == "destructive" and not message.content:
+            # Stopped before running: the call stays open until the user decides.
+            run.messages.extend(close_calls(calls[index + 1 :], "waiting for the user's decision."))
+            break
         ctx.events(
             Event(
                 "tool_result",
