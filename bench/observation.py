@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -37,11 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from browser_copilot.agent.conversation import observation_message, to_state  # noqa: E402
-from browser_copilot.browser.launcher import find_executable, launch  # noqa: E402
 from browser_copilot.browser.observation import Observation, observe, wrap_model_code  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.llm.tokens import count_tokens  # noqa: E402
+from common import bench_browser  # noqa: E402
 
 DOCS: dict[str, tuple[str, list[str]]] = {
     "python3-doc": ("/usr/share/doc/python3-doc/html", ["library/functions.html", "tutorial/index.html"]),
@@ -228,27 +225,17 @@ async def main() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", 0), MultiRoot)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    work = Path(tempfile.mkdtemp(prefix="bc-bench-obs-"))
-    executable = find_executable(Path(os.environ["CHROMIUM"]) if "CHROMIUM" in os.environ else None)
-    browser = launch(
-        executable=executable,
-        profile_dir=work / "profile",
-        preferred_port=0,
-        headless=True,
-        log_file=work / "browser.log",
-    )
     rows: list[tuple[str, str, dict[str, Any]]] = []
     try:
-        settings = load_settings(
-            None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
-        )
-        async with BrowserSession(settings) as session:
-            for package, key, page in pages:
-                rows.append((package, page, await measure(session, f"{base}/{key}/{page}")))
+        with bench_browser("bc-bench-obs-") as (browser, work):
+            settings = load_settings(
+                None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
+            )
+            async with BrowserSession(settings) as session:
+                for package, key, page in pages:
+                    rows.append((package, page, await measure(session, f"{base}/{key}/{page}")))
     finally:
-        browser.close()
         server.shutdown()
-        shutil.rmtree(work, ignore_errors=True)
 
     header = (
         f"{'source':<26} {'page':<28} {'snapshot':>8} {'ours':>5} {'ratio':>6} {'full':>5} "

@@ -21,24 +21,23 @@ import argparse
 import asyncio
 import dataclasses
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from browser_copilot.browser.launcher import LaunchedBrowser, find_executable, launch  # noqa: E402
+from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
 from browser_copilot.browser.mcp_server import (  # noqa: E402
     McpConnection,
     ServerSpec,
     build_server_spec,
     find_child_pid,
 )
+from common import bench_browser  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:
@@ -115,15 +114,7 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=20)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bc-bench-"))
-    browser = launch(
-        executable=find_executable(Path(os.environ["CHROMIUM"]) if "CHROMIUM" in os.environ else None),
-        profile_dir=work / "profile",
-        preferred_port=0,
-        headless=True,
-        log_file=work / "browser.log",
-    )
-    try:
+    with bench_browser("bc-bench-") as (browser, work):
         spec = build_server_spec(cdp_endpoint=browser.endpoint.url, data_dir=work / "data")
         starts, firsts, trivial, peer = [], [], [], []
         for _ in range(args.rounds):
@@ -135,9 +126,6 @@ async def main() -> None:
             *_, calls = await time_session(with_settle(spec, 500), 5)
             peer += calls
         ready = [time_app_ready(browser, work / f"app{i}") for i in range(args.rounds)]
-    finally:
-        browser.close()
-        shutil.rmtree(work, ignore_errors=True)
 
     rows = [
         ("MCP start -> tools listed", statistics.median(starts), "ms"),

@@ -16,17 +16,16 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import websockets
 from langgraph.checkpoint.memory import InMemorySaver
+
+from common import bench_browser
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -37,7 +36,7 @@ from tests.support.scripted_model import ScriptedModel, code, say  # noqa: E402
 
 from browser_copilot.agent.context import AgentContext, Limits  # noqa: E402
 from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E402
-from browser_copilot.browser.launcher import LaunchedBrowser, find_executable, launch  # noqa: E402
+from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.events import EventLog  # noqa: E402
@@ -94,16 +93,7 @@ async def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bc-bench-step-"))
-    executable = find_executable(Path(os.environ["CHROMIUM"]) if "CHROMIUM" in os.environ else None)
-    browser = launch(
-        executable=executable,
-        profile_dir=work / "profile",
-        preferred_port=0,
-        headless=True,
-        log_file=work / "browser.log",
-    )
-    try:
+    with bench_browser("bc-bench-step-") as (browser, work):
         settings = load_settings(
             None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
         )
@@ -118,9 +108,6 @@ async def main() -> None:
                     await session.run_code("async () => 1", idempotent=True)
                     mcp.append((time.perf_counter() - started) * 1000)
             raw = await raw_cdp_ms(browser, 30)
-    finally:
-        browser.close()
-        shutil.rmtree(work, ignore_errors=True)
     steps.sort()
     median = statistics.median(steps)
     p90 = steps[int(len(steps) * 0.9) - 1]

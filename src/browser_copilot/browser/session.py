@@ -126,13 +126,15 @@ class BrowserSession:
     # ----- attach -----------------------------------------------------------------------------
 
     async def open(self) -> None:
+        opened = False
         try:
             self.endpoint = await self._resolve(allow_launch=self.settings.browser_auto_launch)
             await self._start_mcp()
             await self._ensure_agent_tab()
-        except BaseException:
-            await self.close()
-            raise
+            opened = True
+        finally:
+            if not opened:  # failed or cancelled half-way: stop what was started
+                await self.close()
 
     def _roots(self) -> list[Path]:
         return [*endpoints.profile_roots(), self.settings.profile_dir, *self._extra_roots]

@@ -1,0 +1,35 @@
+"""What the benchmarks share: a headless Chromium of their own in a temporary folder."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from browser_copilot.browser.launcher import LaunchedBrowser, find_executable, launch  # noqa: E402
+
+
+@contextlib.contextmanager
+def bench_browser(prefix: str) -> Iterator[tuple[LaunchedBrowser, Path]]:
+    """A headless browser (CHROMIUM or the installed one) and a work folder, both removed afterwards."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    executable = find_executable(Path(os.environ["CHROMIUM"]) if "CHROMIUM" in os.environ else None)
+    browser = launch(
+        executable=executable,
+        profile_dir=work / "profile",
+        preferred_port=0,
+        headless=True,
+        log_file=work / "browser.log",
+    )
+    try:
+        yield browser, work
+    finally:
+        browser.close()
+        shutil.rmtree(work, ignore_errors=True)
