@@ -25,13 +25,14 @@ LOCAL_SERVERS: tuple[tuple[str, str], ...] = (
     ("LM Studio", "http://127.0.0.1:1234/v1"),
 )
 HOW_TO_CONFIGURE = (
-    "No LLM is configured. Set these in .env (see .env.example) or the environment:\n"
-    "  LLM_BASE_URL  an OpenAI-compatible API, e.g. https://api.openai.com/v1, "
-    "https://openrouter.ai/api/v1,\n"
-    "                http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:1234/v1 (LM Studio)\n"
+    "No LLM is configured. Set these in .env (see .env.example):\n"
+    "  LLM_BASE_URL  an OpenAI-compatible API, e.g.\n"
+    "                https://api.openai.com/v1 or https://openrouter.ai/api/v1,\n"
+    "                http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:1234/v1\n"
+    "                (LM Studio)\n"
     "  LLM_API_KEY   your key (not needed for a local server)\n"
-    "  LLM_MODEL     a model that can call tools, e.g. gpt-4.1-mini or qwen3:8b\n"
-    "A local Ollama or LM Studio server is picked up automatically when it runs."
+    "  LLM_MODEL     a model that can call tools, e.g. gpt-4.1-mini, qwen3:8b\n"
+    "A local Ollama or LM Studio server is used automatically when it runs."
 )
 
 
