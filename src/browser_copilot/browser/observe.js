@@ -21,7 +21,7 @@ async (page) => {
     } catch (e) { /* no browser-level CDP (e.g. a restricted endpoint): downloads are not reported */ }
   }
 
-  // Wait until the DOM is quiet (40 ms without mutations) or `max` ms passed: no blanket sleep.
+  // Wait until the DOM is quiet (30 ms without mutations) or `max` ms passed: no blanket sleep.
   const settle = (max) => page.evaluate((maxMs) => new Promise((resolve) => {
     const start = performance.now();
     let last = start;
@@ -30,10 +30,10 @@ async (page) => {
     observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
     const check = () => {
       const now = performance.now();
-      const quiet = document.readyState !== 'loading' && (changed ? now - last >= 40 : now - start >= 16);
+      const quiet = document.readyState !== 'loading' && (changed ? now - last >= 30 : now - start >= 10);
       if (quiet || now - start >= maxMs) { observer.disconnect(); resolve(changed); } else setTimeout(check, 15);
     };
-    setTimeout(check, 16);
+    setTimeout(check, 10);
   }), max).catch(() => false);
 
   // A consent banner in the way: reject (or close) it; never accept where rejecting exists.
