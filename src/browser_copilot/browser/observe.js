@@ -75,7 +75,14 @@ async (page) => {
   data.downloads = context.__bcDownloads.filter((d) => !d.reported && d.state !== 'inProgress' && d.state !== 'started');
   for (const d of data.downloads) d.reported = true;
 
-  const title = (p) => Promise.race([p.title(), new Promise((r) => setTimeout(() => r(''), 150))]).catch(() => '');
+  // Other tabs' titles: asked once per URL (background tabs can be slow to answer), then remembered.
+  const title = async (p) => {
+    const url = p.url();
+    if (p.__bcTitle && p.__bcTitle.url === url) return p.__bcTitle.title;
+    const found = await Promise.race([p.title(), new Promise((r) => setTimeout(() => r(null), 150))]).catch(() => null);
+    if (found !== null) p.__bcTitle = { url, title: found };
+    return found || '';
+  };
   data.tabs = await Promise.all(context.pages().map(async (p, i) => [i, p === page, p.url(), p === page ? data.title : await title(p)]));
 
   if (opts.screenshot) {
