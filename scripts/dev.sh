@@ -106,6 +106,8 @@ case "$command" in
     exec "${UV[@]}" run --frozen pytest "$@" ;;
   bench)
     bootstrap test
-    for script in bench/*.py; do "${UV[@]}" run --frozen python "$script"; done ;;
+    for script in bench/startup.py bench/observation.py bench/step.py; do
+      "${UV[@]}" run --frozen python "$script"
+    done ;;
   *) die "unknown command '$command': use run, test, bench or setup" ;;
 esac
