@@ -106,6 +106,12 @@ case "$command" in
     exec "${UV[@]}" run --frozen pytest "$@" ;;
   bench)
     bootstrap test
+    docs=(python3-doc postgresql-doc-15 sqlite3-doc cppreference-doc-en-html python-django-doc apache2-doc
+          libjs-jquery-ui-docs)
+    if ! dpkg -s "${docs[@]}" >/dev/null 2>&1; then
+      say "installing the documentation corpus for bench/observation.py (Debian packages)"
+      apt_install "${docs[@]}" || say "could not install them: the documentation pages are skipped"
+    fi
     for script in bench/startup.py bench/observation.py bench/step.py; do
       "${UV[@]}" run --frozen python "$script"
     done ;;
