@@ -38,10 +38,22 @@ def test_each_event_kind_renders_as_one_compact_line() -> None:
     printer(Event("policy_request", {"card": {}, "question": "Allow?"}))
     printer(Event("error", {"kind": "browser", "message": "the browser has gone"}))
     printer(Event("notice", {"text": "self-correction after a stale error"}))
+    printer(
+        Event(
+            "tool_call",
+            {
+                "tool": "update_working_state",
+                "step": 3,
+                "counted": False,
+                "args": {"plan": ["Search", "Answer"]},
+            },
+        )
+    )
     printer(Event("progress", {"done": 1, "total": 4, "steps": 3, "limit": 10}))
     printer(Event("usage", {"prompt_tokens": 10, "completion_tokens": 2}))  # not shown
     text = out.getvalue()
     assert "  3 → browser_run_code await el(4).click()" in text
+    assert "  · → update_working_state plan=['Search', 'Answer']" in text  # not a counted step
     assert "✗ Error: Timeout 10000ms" in text
     assert "· Checkout (7 elements, 12.5 ms)" in text
     assert "needs your confirmation" in text

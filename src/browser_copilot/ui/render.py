@@ -34,14 +34,14 @@ STOP_LABELS = {
 }
 
 
-def _preview(args: dict[str, Any]) -> str:
+def _preview(args: dict[str, Any], width: int = 90) -> str:
     if "code" in args:
         text = str(args["code"])
         text = text.split("=>", 1)[1] if "=>" in text else text
     else:
         text = ", ".join(f"{k}={v!r}" for k, v in args.items())
     flat = " ".join(text.split()).strip("{} ")
-    return flat if len(flat) <= 90 else flat[:89] + "…"
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 class EventPrinter:
@@ -84,9 +84,12 @@ class EventPrinter:
             self.node = str(data.get("node", ""))
         elif kind == "tool_call":
             self.step = int(data.get("step", self.step + 1))
+            tool = str(data["tool"])
+            number = f"{self.step:>3}" if data.get("counted", True) else "  ·"
+            room = max(30, self.console.width - len(tool) - 8)
             self.console.print(
-                f"[muted]{self.step:>3} →[/muted] [bold]{escape(str(data['tool']))}[/bold] "
-                f"[muted]{escape(_preview(data.get('args', {})))}[/muted]"
+                f"[muted]{number} →[/muted] [bold]{escape(tool)}[/bold] "
+                f"[muted]{escape(_preview(data.get('args', {}), room))}[/muted]"
             )
         elif kind == "tool_result":
             mark = "[ok]✓[/ok]" if data.get("ok", True) else "[fail]✗[/fail]"
@@ -132,7 +135,7 @@ def render_plan(console: Console, values: dict[str, Any], *, compact: bool = Fal
         lines.append("[bold]Facts[/bold]")
         lines.extend(f" • {escape(f['fact'])} [muted]({escape(f['source'])})[/muted]" for f in facts)
     elif facts:
-        lines.append(f"[muted]{len(facts)} facts recorded[/muted]")
+        lines.append(f"[muted]{len(facts)} {'fact' if len(facts) == 1 else 'facts'} recorded[/muted]")
     console.print(Panel("\n".join(lines), title="Plan", expand=False, border_style="muted"))
 
 
@@ -152,6 +155,8 @@ def confirmation_card(payload: dict[str, Any]) -> Panel:
             table.add_row(label, escape(str(card[key])))
     for name, value in card.get("values") or []:
         table.add_row("typed", f"{escape(str(name))}: {escape(str(value))}")
+    if card.get("code"):
+        table.add_row("code", escape(_preview({"code": card["code"]}, 100)))
     body = Table.grid()
     body.add_row(f"[bold]{escape(str(payload.get('question', '')))}[/bold]")
     body.add_row(table)

@@ -187,7 +187,12 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         run.steps += 1
         run.total += 1
         run.stale = True
-    ctx.events(Event("tool_call", {"tool": name, "args": call["args"], "step": run.steps}))
+    ctx.events(
+        Event(
+            "tool_call",
+            {"tool": name, "args": call["args"], "step": run.steps, "counted": name in BROWSER_TOOLS},
+        )
+    )
     if isinstance(args, update_working_state):
         try:
             changes = apply_working_state(args, run.working())
