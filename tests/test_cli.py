@@ -202,7 +202,10 @@ def test_sigterm_shuts_down_gracefully_and_leaves_the_users_browser(
     assert_nothing_left(tmp_path / "data")
 
 
-def test_sigterm_closes_a_browser_the_app_launched(tmp_path: Path, chromium_executable: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_a_closed_terminal_closes_a_browser_the_app_launched(
+    tmp_path: Path, chromium_executable: Path, sig: signal.Signals
+) -> None:
     env = app_env(
         tmp_path / "data",
         CDP_ENDPOINT="http://127.0.0.1:9",
@@ -214,7 +217,7 @@ def test_sigterm_closes_a_browser_the_app_launched(tmp_path: Path, chromium_exec
     try:
         app.wait_for("› ")
         assert pids_mentioning(str(tmp_path / "data" / "profile"))
-        app.process.send_signal(signal.SIGTERM)
+        app.process.send_signal(sig)
         assert app.wait() == 143
     finally:
         app.kill()

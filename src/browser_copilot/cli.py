@@ -125,7 +125,8 @@ async def _observe(settings: Settings, console: Console, url: str, *, full: bool
 
 
 def _run(coro: Coroutine[Any, Any, int]) -> int:
-    """Run the command; SIGTERM cancels it like Ctrl+C so every `async with` cleans up."""
+    """Run the command; SIGTERM and SIGHUP cancel it so every `async with` cleans up (a browser the
+    app launched is closed, the MCP server stopped)."""
 
     async def guarded() -> int:
         task = asyncio.current_task()
@@ -138,8 +139,9 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
             task.cancel()
 
         loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows has none
+        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):  # Windows has none
             loop.add_signal_handler(signal.SIGTERM, on_term)
+            loop.add_signal_handler(signal.SIGHUP, on_term)  # the terminal was closed
         try:
             return await coro
         except asyncio.CancelledError:
