@@ -36,6 +36,52 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+_COOKIES = "it hands over the user's login cookies for every site"
+_PROFILE = "it changes the user's browser profile"
+_NETWORK = "it intercepts the browser's network traffic"
+_EVERY_PAGE = "it changes every page the browser loads"
+_BINDING = "it lets web pages call into the browser automation"
+_WHOLE_BROWSER = "it controls the whole browser, all profiles and windows"
+
+# The code tool's side doors past the in-page guard, the URL policy and this vetting. Looked for as
+# member names (`.cookies`, also `['cookies']`), so a variable called `cookies` still passes. The
+# membrane (membrane.js) refuses the same names at run time, however they are reached.
+_SIDE_DOORS: dict[str, str] = {
+    "newCDPSession": "raw DevTools protocol access past every check",
+    "newBrowserCDPSession": "raw DevTools protocol access past every check",
+    "cookies": _COOKIES,
+    "storageState": _COOKIES,
+    "setStorageState": _PROFILE,
+    "addCookies": _PROFILE,
+    "clearCookies": _PROFILE,
+    "grantPermissions": _PROFILE,
+    "clearPermissions": _PROFILE,
+    "addInitScript": _EVERY_PAGE,
+    "setExtraHTTPHeaders": _EVERY_PAGE,
+    "exposeBinding": _BINDING,
+    "exposeFunction": _BINDING,
+    "route": _NETWORK,
+    "routeFromHAR": _NETWORK,
+    "routeWebSocket": _NETWORK,
+    "unroute": _NETWORK,
+    "unrouteAll": _NETWORK,
+    "browser": _WHOLE_BROWSER,
+    "newContext": _WHOLE_BROWSER,
+    "contexts": _WHOLE_BROWSER,
+}
+_MEMBER = re.compile(r"\.\s*([A-Za-z_$][\w$]*)\b")
+_BRACKET = re.compile(r"""\[\s*(['"`])([A-Za-z_$][\w$]*)\1\s*\]""")
+_CONTEXT_CLOSE = re.compile(r"\bcontext\s*\(\s*\)\s*\??\.\s*close\b")
+
+
+def _side_doors(code: str, bare: str) -> list[str]:
+    names = [m.group(1) for m in _MEMBER.finditer(bare)] + [m.group(2) for m in _BRACKET.finditer(code)]
+    found = [f"`{n}` ({_SIDE_DOORS[n]})" for n in dict.fromkeys(names) if n in _SIDE_DOORS]
+    if _CONTEXT_CLOSE.search(bare):
+        found.append("`context().close()` (it closes the user's window and every tab in it)")
+    return found
+
+
 _URLS = re.compile(
     r"""['"`]\s*(file|chrome|chrome-extension|javascript|devtools|view-source|edge)\s*:""", re.IGNORECASE
 )
@@ -49,6 +95,7 @@ def vet_code(code: str) -> str | None:
     schemes are looked for inside them."""
     bare = _STRING.sub('""', code)
     found = [why for pattern, why in _RULES if pattern.search(bare)]
+    found += _side_doors(code, bare)
     if re.search(r"constructor", code) and "constructor.constructor reaches Function" not in found:
         found.append("constructor.constructor reaches Function")
     if _URLS.search(code):
