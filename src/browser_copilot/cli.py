@@ -61,24 +61,76 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="do one task and exit (answers to confirmations come from stdin)")
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--session", metavar="ID", help="continue this session")
-    commands.add_parser(
+    policy = commands.add_parser(
         "policy-check",
         help="classify targets: JSON lines of DOM facts on stdin, one JSON verdict per line on stdout",
+    )
+    policy.add_argument(
+        "--judge",
+        action="store_true",
+        help="ask the configured model about the ambiguous targets (adds `by`: rules, judge, fail-closed)",
     )
     return parser
 
 
 def _policy_check() -> int:
     """stdin: one JSON object per line (tag, role, type, name, value, form_action, form_method, context,
-    url); stdout: one `{"destructive", "category", "reason"}` per line, in order."""
-    from browser_copilot.safety.classifier import ClassifierUnavailable, classify_lines
+    url, and optional signals); stdout: one `{"destructive", "category", "reason"}` per line, in order.
+    Rules only, offline."""
+    from browser_copilot.safety.classifier import VERDICT_KEYS, ClassifierUnavailable, classify_lines
 
     try:
-        for verdict in classify_lines(sys.stdin):
-            sys.stdout.write(verdict + "\n")
+        for line in classify_lines(sys.stdin):
+            verdict = json.loads(line)
+            sys.stdout.write(
+                json.dumps({k: verdict[k] for k in VERDICT_KEYS}, ensure_ascii=False, separators=(",", ":"))
+                + "\n"
+            )
     except ClassifierUnavailable as exc:
         sys.stderr.write(f"policy-check: {exc}\n")
         return EXIT_FAILED
+    sys.stdout.flush()
+    return 0
+
+
+async def _policy_judge(settings: Settings) -> int:
+    """`policy-check --judge`: the rules, then the configured model on the lines they call ambiguous.
+    Each verdict gains `by`: `rules`, `judge`, `cache` or `fail-closed`."""
+    from browser_copilot.llm.provider import LlmUnavailable, build_chat_model, resolve_llm
+    from browser_copilot.safety.classifier import VERDICT_KEYS, ClassifierUnavailable, classify_lines
+    from browser_copilot.safety.judge import Judge
+
+    endpoint = resolve_llm(settings)
+    if endpoint is None:
+        sys.stderr.write("policy-check --judge: no LLM is configured. Fix: set LLM_BASE_URL, LLM_MODEL.\n")
+        return EXIT_CONFIG
+    try:
+        judge = Judge(build_chat_model(settings, endpoint))
+    except LlmUnavailable as exc:
+        sys.stderr.write(f"policy-check --judge: {exc}\n")
+        return EXIT_CONFIG
+    inputs = [line for line in sys.stdin if line.strip()]
+    try:
+        verdicts = [json.loads(v) for v in await asyncio.to_thread(lambda: list(classify_lines(inputs)))]
+    except ClassifierUnavailable as exc:
+        sys.stderr.write(f"policy-check: {exc}\n")
+        return EXIT_FAILED
+    facts: list[dict[str, Any]] = []
+    for line in inputs:
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            parsed = {}
+        facts.append(parsed if isinstance(parsed, dict) else {})
+    asked = [i for i, v in enumerate(verdicts) if v.get("judge")]
+    answers = await judge.many((facts[i], verdicts[i]) for i in asked)
+    judged = dict(zip(asked, answers, strict=True))
+    for i, verdict in enumerate(verdicts):
+        out = {k: verdict[k] for k in VERDICT_KEYS}
+        out["by"] = "rules"
+        if i in judged:
+            out = {k: judged[i][k] for k in (*VERDICT_KEYS, "by")}
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n")
     sys.stdout.flush()
     return 0
 
@@ -156,7 +208,7 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "policy-check":  # needs no settings, browser or model
+    if args.command == "policy-check" and not args.judge:  # needs no settings, browser or model
         return _policy_check()
     console = make_console()
     err = make_console(sys.stderr)
@@ -170,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     log_file = setup_logging(settings)
     command = args.command or "chat"
     try:
+        if command == "policy-check":
+            return _run(_policy_judge(settings))
         if command == "doctor":
             from browser_copilot.doctor import run_doctor
 

@@ -8,6 +8,7 @@ from langchain_core.language_models import BaseChatModel
 
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventSink, discard
+from browser_copilot.safety.judge import Judge
 from browser_copilot.safety.urls import UrlPolicy
 
 
@@ -48,6 +49,8 @@ class AgentContext:
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     summarizer: BaseChatModel | None = None
     """Model for memory summaries (defaults to `llm`)."""
+    judge: Judge = field(default_factory=lambda: Judge(None))
+    """The isolated judge of ambiguous targets; without a model it fails closed (the user is asked)."""
 
     def with_events(self, events: EventSink) -> AgentContext:
         return replace(self, events=events)

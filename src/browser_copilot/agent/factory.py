@@ -10,6 +10,7 @@ from browser_copilot.agent.context import AgentContext, Limits
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import EventSink, discard
+from browser_copilot.safety.judge import Judge
 from browser_copilot.safety.urls import UrlPolicy
 
 SESSIONS_DB = "sessions.sqlite"
@@ -26,6 +27,7 @@ def make_context(
         vision=settings.llm_vision,
         events=events,
         url_policy=UrlPolicy(*settings.domain_lists),
+        judge=Judge(llm),
     )
 
 

@@ -40,8 +40,7 @@
   ]);
   // Table parts: a row is one outline line, `cell | cell | cell`.
   const TABLE_PARTS = new Set(['THEAD', 'TBODY', 'TFOOT', 'TR', 'TD', 'TH', 'COLGROUP']);
-  const SECRET = /pass(word|code)?|otp|one.?time|2fa|mfa|totp|verification.?code|security.?code|cvv|cvc|csc|card.?(number|no)|cc-?(num|number|csc|exp)|\bpin\b/i;
-  const SECRET_AUTOCOMPLETE = /one-time-code|cc-number|cc-csc|cc-exp|current-password|new-password/;
+  const isSecretField = __IS_SECRET__;
 
   const clean = (s, max) => {
     const t = (s || '').replace(/\s+/g, ' ').trim();
@@ -119,12 +118,20 @@
     return el.getAttribute('title') || el.getAttribute('placeholder') || '';
   };
 
+  // A secret field (what it is), or a value that is a card number (Luhn) or an IBAN wherever it was typed.
+  const luhn = (digits) => {
+    let sum = 0;
+    for (let i = 0; i < digits.length; i += 1) {
+      let d = Number(digits[digits.length - 1 - i]);
+      if (i % 2 === 1) { d *= 2; if (d > 9) d -= 9; }
+      sum += d;
+    }
+    return sum % 10 === 0;
+  };
   const isSecret = (el) => {
-    if (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA') return false;
-    if ((el.getAttribute('type') || '').toLowerCase() === 'password') return true;
-    if (SECRET_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '')) return true;
-    const hints = [el.name, el.id, el.getAttribute('aria-label'), el.getAttribute('placeholder')].join(' ');
-    return SECRET.test(hints);
+    if (isSecretField(el)) return true;
+    const value = (el.value || '').replace(/[\s-]/g, '');
+    return (/^\d{13,19}$/.test(value) && luhn(value)) || /^[A-Z]{2}\d{2}[A-Z0-9]{11,30}$/.test(value.toUpperCase());
   };
 
   const stateOf = (el, role) => {

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable
+from browser_copilot.safety.classifier import secret_source
 from browser_copilot.safety.redaction import redact
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
@@ -29,7 +30,8 @@ _MODAL = re.compile(r'\["(alert|confirm|prompt|beforeunload)" dialog with messag
 
 @cache
 def extractor_source() -> str:
-    return resources.files("browser_copilot.browser").joinpath("extractor.js").read_text("utf-8")
+    source = resources.files("browser_copilot.browser").joinpath("extractor.js").read_text("utf-8")
+    return source.replace("__IS_SECRET__", secret_source())
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,27 +1,46 @@
 """The destructive-action classifier (policy.js), run in Node for `main.py policy-check` and tests.
 
 The same JavaScript runs inside pages (the guard, pre-flight checks), so the verdict on a DOM target
-is identical wherever it is made. Facts: tag, role, type, name, value, form_action, form_method,
-context, url (missing keys are null)."""
+is identical wherever it is made. Its words are data: `lexicon.json` (action phrases per category,
+safe, negative, generic and progress phrases, warnings; per language), injected into the source.
+Facts: tag, role, type, name, value, href, form_action, form_method, context, url, and the page's
+signals (dialog, haspopup, danger, payment, amount, review, editable, bulk, confirm); missing keys are null."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from browser_copilot.errors import CopilotError
 
 FACT_KEYS = ("tag", "role", "type", "name", "value", "form_action", "form_method", "context", "url")
+SIGNAL_KEYS = (
+    "href",
+    "dialog",
+    "haspopup",
+    "danger",
+    "payment",
+    "amount",
+    "review",
+    "editable",
+    "bulk",
+    "confirm",
+)
+VERDICT_KEYS = ("destructive", "category", "reason")
+"""The stable `policy-check` output; the classifier also says whether a judge should look (`judge`)."""
 
 _RUNNER = """
 const vm = require('node:vm');
 const readline = require('node:readline');
-const classify = vm.runInNewContext(process.argv[1]);
+const classify = vm.runInNewContext(require('node:fs').readFileSync(process.argv[1], 'utf8'));
 const rl = readline.createInterface({ input: process.stdin, terminal: false });
 rl.on('line', (line) => {
   if (!line.trim()) return;
@@ -42,13 +61,43 @@ class ClassifierUnavailable(CopilotError):
 
 
 @cache
-def policy_source() -> str:
-    source = resources.files("browser_copilot.safety").joinpath("policy.js").read_text("utf-8")
+def lexicon() -> dict[str, Any]:
+    """The action-phrase table (`lexicon.json`)."""
+    text = resources.files("browser_copilot.safety").joinpath("lexicon.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _script(name: str) -> str:
+    """A JavaScript file of this package without its `//` comment lines."""
+    source = resources.files("browser_copilot.safety").joinpath(name).read_text("utf-8")
     return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//")).strip()
 
 
+@cache
+def secret_source() -> str:
+    """`(el) => boolean`: is this field a secret (secret.js), for the extractor and the guard."""
+    return _script("secret.js")
+
+
+@cache
+def policy_source() -> str:
+    table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
+    return _script("policy.js").replace("__LEXICON__", table)
+
+
 def normalise(facts: dict[str, Any]) -> dict[str, Any]:
-    return {key: facts.get(key) for key in FACT_KEYS}
+    return {key: facts.get(key) for key in (*FACT_KEYS, *SIGNAL_KEYS)}
+
+
+@cache
+def _policy_file() -> Path:
+    """The classifier's source in a file (with its phrase table it is too long for a command line)."""
+    folder = Path(tempfile.mkdtemp(prefix="browser-copilot-policy-"))
+    path = folder / "policy.js"
+    path.write_text(policy_source(), "utf-8")
+    atexit.register(shutil.rmtree, folder, True)
+    return path
 
 
 def classify_lines(lines: Iterable[str]) -> Iterator[str]:
@@ -60,7 +109,7 @@ def classify_lines(lines: Iterable[str]) -> Iterator[str]:
         raise ClassifierUnavailable("Node.js is not installed. Fix: install Node.js 18 or newer.")
     inputs = [line for line in lines if line.strip()]
     done = subprocess.run(
-        [node, "-e", _RUNNER, policy_source()],
+        [node, "-e", _RUNNER, str(_policy_file())],
         input="\n".join(inputs) + "\n",
         capture_output=True,
         text=True,

@@ -6,17 +6,34 @@
 // __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}.
 (args) => {
   const classify = __POLICY__;
+  const isSecret = __IS_SECRET__;
   const ACTIONABLE = 'button, a[href], input[type=submit], input[type=button], input[type=image], input[type=reset],'
     + ' [role=button], [role=link], [role=menuitem], [role=tab], [role=option], summary, label, [onclick]';
-  const SECRET_AUTOCOMPLETE = /one-time-code|cc-number|cc-csc|cc-exp|current-password|new-password/;
-  const SECRET_HINT = /pass(word|code)?|otp|one.?time|2fa|mfa|totp|verification.?code|security.?code|cvv|cvc|csc|card.?(number|no)|cc-?(num|csc|exp)|\bpin\b/i;
+  const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true], .modal.show, .modal.open, .modal.is-open';
+  const SKIP = new Set(['SELECT', 'OPTION', 'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'DATALIST', 'svg']);
+  const MONEY_CATEGORIES = new Set(['pay', 'order', 'book', 'transfer', 'withdraw', 'donate', 'subscribe']);
+  const MONEY = /(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|HUF|SEK|NOK|DKK|RON|BGN|TRY|JPY|CNY|INR|BRL|KZT)\b)\s?\d[\d\s.,']*\d|\d[\d\s.,']*\s?(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|HUF|SEK|NOK|DKK|RON|BGN|TRY|JPY|CNY|INR|BRL|KZT|zł|Kč|Ft|kr|lei|лв|грн|руб)(?![\p{L}]))/u;
+  const DANGER = /(^|[\s_-])(danger|destructive|warning|critical|negative|btn-red|is-red|delete|remove)([\s_-]|$)/i;
   const clean = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
 
-  const isSecret = (el) => {
-    if (!el || (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA')) return false;
-    if ((el.getAttribute('type') || '').toLowerCase() === 'password') return true;
-    if (SECRET_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '')) return true;
-    return SECRET_HINT.test([el.name, el.id, el.getAttribute('aria-label'), el.getAttribute('placeholder')].join(' '));
+  // Visible text of a node without what a select lists (its options are choices, not what it says).
+  const textOf = (root, n) => {
+    if (!root) return '';
+    const out = [];
+    let size = 0;
+    const walk = (node) => {
+      if (size > n * 2) return;
+      if (node.nodeType === 3) { out.push(node.data); size += node.data.length; return; }
+      if (node.nodeType !== 1 || SKIP.has(node.tagName) || node.hidden || node.getAttribute('aria-hidden') === 'true') return;
+      if (node.checkVisibility && !node.checkVisibility({ visibilityProperty: true })) return;
+      const block = /^(P|DIV|LI|TR|H[1-6]|DT|DD|SECTION|LABEL|BR|TD|TH)$/.test(node.tagName);
+      if (block) out.push(' ');
+      for (const child of node.childNodes) walk(child);
+      if (node.shadowRoot) for (const child of node.shadowRoot.childNodes) walk(child);
+      if (block) out.push(' ');
+    };
+    walk(root);
+    return clean(out.join(''), n);
   };
 
   const nameOf = (el) => {
@@ -28,67 +45,164 @@
       if (['submit', 'button', 'reset', 'image'].includes(type)) return clean(aria || el.value || el.alt || type, 120);
       return clean(aria || labelled || (el.labels && el.labels[0] && el.labels[0].innerText) || el.placeholder || el.name, 120);
     }
-    return clean(aria || labelled || el.innerText || el.textContent || el.title || el.getAttribute('title'), 120);
+    return clean(aria || labelled || textOf(el, 120) || el.title || el.getAttribute('title'), 120);
+  };
+  const labelOf = (field) => clean((field.labels && field.labels[0] && textOf(field.labels[0], 60))
+    || field.getAttribute('aria-label') || field.placeholder || field.name || field.id, 60);
+
+  const dialogOf = (el) => el.closest(DIALOG);
+  const containerOf = (el) => dialogOf(el) || el.form || el.closest('form') || el.closest('section, article, fieldset, [role=region], main');
+  const headingOf = (box) => {
+    if (!box) return '';
+    const labelled = box.getAttribute('aria-labelledby');
+    const byId = labelled && box.ownerDocument.getElementById(labelled.split(/\s+/)[0]);
+    const heading = byId || box.querySelector('h1, h2, h3, h4, legend, caption, [role=heading]');
+    return clean((heading && textOf(heading, 120)) || box.getAttribute('aria-label') || '', 120);
+  };
+  const describedBy = (el) => (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean)
+    .map((id) => el.ownerDocument.getElementById(id)).filter(Boolean);
+
+  // Text around the target that says what it does: the dialog it sits in, else its form/section
+  // heading, what aria-describedby points at, and the row it sits in (icon class names, for buttons
+  // without a name). Option lists of selects are left out.
+  const contextOf = (el) => {
+    const box = dialogOf(el);
+    if (box) return clean(`${headingOf(box)} · ${textOf(box, 300)}`, 300);
+    const parts = [];
+    const section = el.closest('form, section, article, fieldset, [role=region], tr, li');
+    parts.push(headingOf(section));
+    if (section !== el.form && el.form) parts.push(headingOf(el.form));
+    for (const note of describedBy(el)) parts.push(textOf(note, 120));
+    if (!nameOf(el)) {
+      const icons = [el, ...el.querySelectorAll('*')].slice(0, 6)
+        .map((n) => (typeof n.className === 'string' ? n.className : n.getAttribute('class') || '') + ' ' + (n.getAttribute('data-icon') || ''))
+        .join(' ');
+      if (icons.trim()) parts.push('class: ' + icons);
+    }
+    const row = el.closest('tr, li, [role=row]');
+    if (row) parts.push(textOf(row, 200));
+    return clean(parts.filter(Boolean).join(' · '), 300);
   };
 
-  // Text around the target that says what it does: the dialog it sits in, else its form/section heading
-  // (plus icon class names, for buttons without a name).
-  const contextOf = (el) => {
-    const box = el.closest('dialog, [role=dialog], [role=alertdialog], [aria-modal=true], .modal, .dialog');
-    if (box) return clean(box.innerText, 300);
-    const parts = [];
-    const form = el.closest('form');
-    const section = el.closest('form, section, article, fieldset, [role=region], tr, li');
-    const heading = section && section.querySelector('h1, h2, h3, h4, legend, caption, th');
-    if (heading) parts.push(heading.innerText);
-    if (form && form.getAttribute('aria-label')) parts.push(form.getAttribute('aria-label'));
-    const icons = [el, ...el.querySelectorAll('*')].slice(0, 6)
-      .map((n) => (typeof n.className === 'string' ? n.className : n.getAttribute('class') || '') + ' ' + (n.getAttribute('data-icon') || ''))
-      .join(' ');
-    if (!nameOf(el) && icons.trim()) parts.push('class: ' + icons);
-    const row = el.closest('tr, li');
-    if (row) parts.push(row.innerText);
-    return clean(parts.join(' · '), 300);
+  const editableFields = (form) => [...form.querySelectorAll('input, textarea, select')].filter((f) => {
+    const type = (f.getAttribute('type') || '').toLowerCase();
+    if (['hidden', 'submit', 'button', 'image', 'reset'].includes(type) || f.disabled || f.readOnly) return false;
+    return !f.checkVisibility || f.checkVisibility({ visibilityProperty: true }) || ['checkbox', 'radio'].includes(type);
+  });
+  const filled = (f) => {
+    const type = (f.getAttribute('type') || '').toLowerCase();
+    if (type === 'checkbox' || type === 'radio') return f.checked;
+    if (f.tagName === 'SELECT') return f.selectedIndex > 0 || (f.selectedIndex === 0 && !!f.value && !!f.options[0] && !/^\s*$/.test(f.options[0].value));
+    return !!f.value;
+  };
+
+  // A bulk action: a select beside the button (the same toolbar) with a real option chosen, acting on
+  // the items ticked in the list or table it governs.
+  const bulkOf = (el) => {
+    const bar = el.parentElement;
+    if (!bar) return null;
+    for (const select of bar.querySelectorAll(':scope > select, :scope > label > select, :scope > * > select')) {
+      const option = select.selectedOptions && select.selectedOptions[0];
+      if (!option || select.selectedIndex <= 0 || !option.value) continue;
+      const scope = el.form || el.closest('form') || el.ownerDocument;
+      const boxes = [...scope.querySelectorAll('table input[type=checkbox], [role=grid] input[type=checkbox], ul input[type=checkbox], ol input[type=checkbox], [role=row] [role=checkbox]')]
+        .filter((c) => !c.closest('thead'));
+      if (!boxes.length) continue;
+      const ticks = boxes.filter((c) => c.checked || c.getAttribute('aria-checked') === 'true').length;
+      return { action: clean(option.textContent, 60), count: ticks };
+    }
+    return null;
+  };
+
+  // Where the money is: an amount field of the committing form, else the shortest money text of the
+  // form/dialog/section (a total, not a balance inside a select or a sentence of a notice).
+  const amountOf = (el) => {
+    const form = el.form || el.closest('form');
+    const section = el.closest('section, article, fieldset, [role=region]');
+    const boxes = [dialogOf(el), form, section];
+    // A page without sections: the form's surroundings, when they are small (not a whole portal).
+    if (!section && form && form.parentElement && (form.parentElement.innerText || '').length < 1500) boxes.push(form.parentElement);
+    for (const box of [...new Set(boxes.filter(Boolean))]) {
+      for (const field of box.querySelectorAll('input')) {
+        const type = (field.getAttribute('type') || 'text').toLowerCase();
+        const mode = (field.getAttribute('inputmode') || '').toLowerCase();
+        if (!field.value || !(type === 'number' || mode === 'decimal' || mode === 'numeric' || type === 'text') || isSecret(field)) continue;
+        const around = textOf(field.parentElement, 80) + ' ' + labelOf(field);
+        const currency = around.match(/[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|SEK|NOK|DKK)\b/);
+        if (currency && /^\s*\d[\d\s.,']*\s*$/.test(field.value)) return clean(`${currency[0]} ${field.value.trim()}`, 40);
+      }
+      let best = null;
+      const walker = box.ownerDocument.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(), seen = 0; node && seen < 400; node = walker.nextNode(), seen += 1) {
+        const parent = node.parentElement;
+        if (!parent || parent.closest('select, option, script, style, [aria-hidden=true], [role=note], [role=status], [aria-live], small')) continue;
+        const found = node.data.match(MONEY);
+        if (!found) continue;
+        // A total or a price ("Order total: $42.00"), not a sentence of a notice ("transfers over $1,000
+        // need approval"): the amount's line has at most three words besides it.
+        const line = (parent.closest('p, li, tr, dd, div, label, span') || parent).textContent.replace(found[0], ' ');
+        const words = line.split(/[^\p{L}]+/u).filter((w) => w.length > 1).length;
+        if (words > 3) continue;
+        if (!best || words <= best[1]) best = [found[0], words];
+      }
+      if (best) return clean(best[0], 40);
+    }
+    return null;
   };
 
   const factsOf = (el) => {
     const form = el.form || el.closest('form');
+    const tag = el.tagName.toLowerCase();
+    const fields = form ? editableFields(form) : [];
+    const box = containerOf(el);
+    const danger = DANGER.test(typeof el.className === 'string' ? el.className : '')
+      || describedBy(el).some((n) => n.getAttribute('role') === 'alert' || DANGER.test(n.className || ''));
+    const payment = !!box && [...box.querySelectorAll('input')].some((i) => /(^|\s)cc-/.test(i.getAttribute('autocomplete') || '')
+      || (isSecret(i) && /card|cc|cvv|cvc|csc|pan|iban/i.test(`${i.name} ${i.id} ${i.getAttribute('autocomplete')}`)));
+    const bulk = bulkOf(el);
     return {
-      tag: el.tagName.toLowerCase(),
-      role: el.getAttribute('role') || (el.tagName === 'A' ? 'link' : el.tagName === 'BUTTON' ? 'button' : null),
-      type: el.getAttribute('type') || (el.tagName === 'BUTTON' && form ? 'submit' : null),
+      tag,
+      role: el.getAttribute('role') || (tag === 'a' ? 'link' : tag === 'button' ? 'button' : null),
+      type: el.getAttribute('type') || (tag === 'button' && form ? 'submit' : null),
       name: nameOf(el),
       value: el.tagName === 'INPUT' ? clean(el.value, 80) : null,
+      href: tag === 'a' ? el.getAttribute('href') : null,
       form_action: form ? form.action || null : null,
       form_method: form ? (form.getAttribute('method') || 'get').toLowerCase() : null,
       context: contextOf(el),
       url: el.ownerDocument.location.href,
+      title: el.ownerDocument.title,
+      heading: headingOf(box),
+      dialog: !!dialogOf(el),
+      haspopup: !!el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false',
+      danger,
+      payment,
+      amount: amountOf(el),
+      review: !!form && (form.getAttribute('method') || 'get').toLowerCase() !== 'get' && fields.length === 0,
+      editable: fields.length,
+      fields: fields.slice(0, 12).map((f) => ({ label: labelOf(f), type: (f.getAttribute('type') || f.tagName).toLowerCase(), filled: filled(f), secret: isSecret(f) })),
+      bulk: bulk ? bulk.action : null,
+      count: bulk ? bulk.count : null,
     };
   };
 
-  // What the user would want to see on the card: values typed into the form (secrets masked), and
-  // an amount if one is visible near the target.
-  const detailsOf = (el) => {
+  // What the user would want to see on the card, read when the action is held (after the code typed):
+  // the values of its form (secrets masked, placeholder choices left out) and, for money actions, the
+  // amount of the committing form or its section.
+  const detailsOf = (el, verdict, facts) => {
     const form = el.form || el.closest('form');
     const values = [];
-    if (form) {
-      for (const field of form.querySelectorAll('input, textarea, select')) {
-        const type = (field.getAttribute('type') || '').toLowerCase();
-        if (['hidden', 'submit', 'button', 'image', 'reset'].includes(type)) continue;
-        if ((type === 'checkbox' || type === 'radio') && !field.checked) continue;
-        const label = clean((field.labels && field.labels[0] && field.labels[0].innerText) || field.name || field.id, 40);
-        const value = isSecret(field) ? '<masked>' : clean(field.tagName === 'SELECT' ? field.selectedOptions[0]?.text : field.value, 80);
-        if (value) values.push([label, value]);
-      }
+    for (const field of form ? editableFields(form) : []) {
+      if (!filled(field)) continue;
+      const type = (field.getAttribute('type') || '').toLowerCase();
+      const label = labelOf(field);
+      let value = field.tagName === 'SELECT' ? textOf(field.selectedOptions[0], 80) || field.selectedOptions[0]?.textContent : field.value;
+      if (type === 'checkbox' || type === 'radio') value = type === 'radio' ? (labelOf(field) || field.value) : 'ticked';
+      if (isSecret(field)) value = '<masked>';
+      if (clean(value, 80)) values.push([type === 'radio' ? field.name || label : label, clean(value, 80)]);
     }
-    const MONEY = /(?:[€$£¥₽₴]|usd|eur|gbp|rub|pln|chf)\s?\d[\d\s.,]*\d|\d[\d\s.,]*\d?\s?(?:[€$£¥₽₴]|usd|eur|gbp|rub|pln|chf|zł|kr)/i;
-    const near = [el.closest('form, dialog, [role=dialog]'), el.closest('section, article, main'), el.ownerDocument.body];
-    let amount = null;
-    for (const box of near) {
-      const found = box && (box.innerText || '').match(MONEY);
-      if (found) { amount = found[0]; break; }
-    }
-    return { values, amount: amount ? clean(amount, 40) : null };
+    const amount = MONEY_CATEGORIES.has(verdict.category) ? facts.amount : null;
+    return { values: values.slice(0, 12), amount, count: facts.count };
   };
 
   const windows = () => {
@@ -131,13 +245,13 @@
       if (sameAction(target, kind)) return;
       const facts = factsOf(target);
       const verdict = classify(facts);
-      if (!verdict.destructive || allowed(target, facts)) return;
+      if ((!verdict.destructive && !verdict.judge) || allowed(target, facts)) return;
       event.preventDefault();
       event.stopImmediatePropagation();
       if (guard.held.length >= 5) return;
       const id = `held-${Date.now()}-${guard.held.length}`;
       target.setAttribute('data-bc-held', id);
-      guard.held.push({ id, kind, facts, verdict, ...detailsOf(target) });
+      guard.held.push({ id, kind, facts, verdict, ...detailsOf(target, verdict, facts) });
     };
     win.addEventListener('click', (e) => check(e.target, 'click', e), true);
     win.addEventListener('submit', (e) => check(e.submitter || e.target, 'submit', e), true);
@@ -202,11 +316,16 @@
       if (!el) continue;
       const target = el.closest(ACTIONABLE) || el;
       const facts = factsOf(target);
-      out.push({ ref: `el(${n})`, facts, verdict: classify(facts), secret: isSecret(el), ...detailsOf(target) });
+      const verdict = classify(facts);
+      out.push({ ref: `el(${n})`, facts, verdict, secret: isSecret(el), ...detailsOf(target, verdict, facts) });
     }
     for (const name of args.names || []) {
-      const facts = { tag: 'button', role: 'button', name, context: '', url: location.href };
-      out.push({ ref: name, facts, verdict: classify(facts), secret: false, values: [], amount: null });
+      // A locator by name: the page's own element with that name when there is one.
+      const found = [...document.querySelectorAll(ACTIONABLE)].find((e) => nameOf(e).toLowerCase() === name.toLowerCase());
+      const facts = found ? factsOf(found.closest(ACTIONABLE) || found)
+        : { tag: 'button', role: 'button', name, context: '', url: location.href, title: document.title };
+      const verdict = classify(facts);
+      out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null }) });
     }
     return out;
   }

@@ -17,7 +17,7 @@ from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.results import CodeResult
-from browser_copilot.safety.classifier import policy_source
+from browser_copilot.safety.classifier import policy_source, secret_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
 _NAMED = re.compile(
@@ -34,7 +34,14 @@ _TYPING = re.compile(
 def guard_source() -> str:
     source = resources.files("browser_copilot.safety").joinpath("guard.js").read_text("utf-8")
     body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
-    return body.replace("__POLICY__", policy_source()).strip()
+    return body.replace("__POLICY__", policy_source()).replace("__IS_SECRET__", secret_source()).strip()
+
+
+@cache
+def membrane_source() -> str:
+    """membrane.js: the Proxy the model's code gets instead of the real page (refuses side doors)."""
+    source = resources.files("browser_copilot.safety").joinpath("membrane.js").read_text("utf-8")
+    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//")).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,27 @@ def types_into(code: str) -> bool:
     return bool(_TYPING.search(code))
 
 
+_STATEMENT_END = re.compile(r"[;\n]")
+_ACTIVATES = re.compile(
+    r"\.\s*(click|dblclick|tap|check|uncheck|setChecked|dispatchEvent|selectOption|submit|requestSubmit|dragTo)"
+    r"\s*\(|\.\s*press\s*\(\s*['\"`](Enter|NumpadEnter|Space| )['\"`]"
+)
+
+
+def activated(code: str) -> list[str]:
+    """The targets (`el(N)` refs and locator names) that the code activates where it names them:
+    click, check, select, Enter... Reading them (`textContent`, `evaluateAll`, `count`) or typing into
+    them is not activation; a target kept in a variable is left to the in-page guard."""
+    found: list[str] = []
+    for pattern, ref in ((_EL, lambda m: f"el({m.group(1)})"), (_NAMED, lambda m: m.group(1).strip())):
+        for match in pattern.finditer(code):
+            rest = code[match.end() : match.end() + 300]
+            end = _STATEMENT_END.search(rest)
+            if _ACTIVATES.search(rest[: end.start() if end else None]):
+                found.append(ref(match))
+    return list(dict.fromkeys(found))
+
+
 def guarded_code(
     code: str,
     frames: dict[str, list[int]] | None = None,
@@ -97,21 +125,41 @@ def guarded_code(
             " && __allow.numbers.includes(Number(c.ref.slice(3, -1))))"
             " || __allow.names.includes(c.ref.toLowerCase()));\n"
             f"  const __typing = {json.dumps(types_into(code))};\n"
-            "  if (__checks.some((c) => (c.verdict.destructive && !__ok(c)) || (__typing && c.secret)))"
-            " return { __bcPreflight: __checks };\n"
+            f"  const __acts = {json.dumps([a.lower() for a in activated(code)])};\n"
+            "  const __risky = (c) => (c.verdict.destructive || c.verdict.judge)"
+            " && __acts.includes(c.ref.toLowerCase()) && !__ok(c);\n"
+            "  if (__checks.some((c) => __risky(c) || (__typing && c.secret)))"
+            " return { __bcPreflight: __checks.filter((c) => __risky(c) || c.secret) };\n"
         )
+    # The model's code is defined outside the function that holds the real page (and `page`, the
+    # code tool's global, is shadowed), so it reaches Playwright only through the membrane.
     return (
-        "async (page) => {\n"
+        "((__code) => async (page) => {\n"
         f"{code_prelude(frames)}"
         f"  const __guard = {guard};\n"
         f"{check}"
+        f"  const __membrane = {membrane_source()};\n"
+        # After each action: if the guard now holds something, the rest of the code does not run
+        # (its next steps would act on a page that is waiting for the user's decision).
+        "  let __halted = null;\n"
+        "  const __options = { halted: () => __halted, afterAction: async () => {\n"
+        "    const n = await page.evaluate(() => { let n = 0; const walk = (w) => { try {"
+        " n += (w.__bcGuard && w.__bcGuard.armed && w.__bcGuard.held.length) || 0;"
+        " for (let i = 0; i < w.frames.length; i += 1) walk(w.frames[i]); } catch (e) { /* cross-origin */ } };"
+        " walk(window); return n; }).catch(() => 0);\n"
+        "    if (n) { __halted = 'Stopped: an action of this code is held for the user\\'s confirmation;"
+        " the rest of the code did not run.'; throw new Error(__halted); }\n"
+        "  } };\n"
+        "  const __page = __membrane(page, __options);\n"
+        "  globalThis.page = __page;\n"
         f"  const __arm = () => page.evaluate(__guard, {{ op: 'arm', allow: {allow_js} }})"
         ".catch(() => false);\n"
         "  await __arm();\n"
         "  const __rearm = () => { __arm(); };\n"
         "  page.on('domcontentloaded', __rearm);\n"
         "  let __result; let __error = null;\n"
-        f"  try {{ __result = await ({code.strip().rstrip(';')})(page); }} catch (e) {{ __error = e; }}\n"
+        "  try { __result = await __code(__page, (n) => __options.wrap(el(n)))(__page); }"
+        " catch (e) { __error = e; }\n"
         "  finally { page.off('domcontentloaded', __rearm); }\n"
         "  const __report = await page.evaluate(__guard, { op: 'disarm' })"
         ".catch(() => ({ held: [], secretBlocked: 0 }));\n"
@@ -121,7 +169,7 @@ def guarded_code(
         "  }\n"
         "  if (__error) throw __error;\n"
         "  return __result;\n"
-        "}"
+        f"}})((page, el, __end__, __fn__) => (\n{code.strip().rstrip(';')}\n))"
     )
 
 

@@ -1,245 +1,213 @@
 // Browser Copilot's destructive-action classifier (F40): one implementation, used in the page (the
 // guard and the pre-flight check of an action's targets) and by `main.py policy-check` (in Node).
-// Input: DOM facts of the target {tag, role, type, name, value, form_action, form_method, context,
-// url}; output: {destructive, category, reason}. Site-independent, multilingual (en ru uk de fr es it
-// pt pl nl tr zh ja ko), word-boundary matching for alphabetic scripts, substrings for CJK.
+//
+// It decides on what the control DOES first and on its words second (the words are data:
+// lexicon.json, injected for __LEXICON__), and says when a model judge should look (`judge: true`):
+// the control commits something (a non-GET form, a review step, payment fields, an amount, a warning
+// dialog, danger styling) but its words are generic ("Continue", "OK") or unknown.
+//
+// Input: DOM facts {tag, role, type, name, value, href, form_action, form_method, context, url} and,
+// when the page gave them, signals {dialog, danger, payment, amount, review, editable, bulk, confirm,
+// haspopup}.
+// Output: {destructive, category, reason, judge}.
 (() => {
-  const L = (source) => source;
-  const LEXICON = {
-    pay: [
-      L('pay( now| securely| with [\\p{L} ]+)?'), L('pay [€$£]?\\s?\\d[\\d.,]*\\s?(€|\\$|£|usd|eur|gbp)?'),
-      L('(make|submit|confirm|authori[sz]e) (a |the )?payment'), L('complete (the )?(purchase|payment)'), L('confirm (and )?pay(ment)?'),
-      L('purchase( now)?'), L('buy( it)?( now)?'), L('buy for [€$£]?\\s?\\d[\\d.,]*'), L('checkout and pay'),
-      L('оплат\\p{L}*'), L('заплатить'), L('купить( сейчас)?'),
-      L('сплатити'), L('оплатити'), L('купити'),
-      L('(jetzt )?bezahlen'), L('(jetzt )?kaufen'), L('zahlungspflichtig( bestellen)?'), L('kaufen und zahlen'),
-      L('payer( maintenant)?'), L('acheter( maintenant)?'), L('procéder au paiement'),
-      L('pagar( ahora)?'), L('comprar( ahora| ya)?'),
-      L('paga( ora)?'), L('pagare'), L('acquista( ora)?'), L('compra( ora| subito)?'),
-      L('finalizar (a )?compra'), L('comprar agora'),
-      L('zapłać'), L('płacę'), L('kup( teraz)?'), L('kupuję'),
-      L('(nu )?betalen'), L('(nu )?kopen'), L('afrekenen'),
-      L('öde(me yap)?'), L('satın al'), L('hemen al'),
-      L('支付'), L('付款'), L('立即购买'), L('购买'),
-      L('支払う'), L('購入する'), L('今すぐ購入'), L('購入'),
-      L('결제(하기)?'), L('구매(하기)?'), L('바로 구매'),
-    ],
-    order: [
-      L('place (my |your |the )?order'), L('order now'), L('confirm (my |your |the )?order'),
-      L('submit (my |your |the )?order'), L('complete (my |your |the )?order'), L('finish order'),
-      L('оформить заказ'), L('заказать'), L('подтвердить заказ'),
-      L('оформити замовлення'), L('замовити'), L('підтвердити замовлення'),
-      L('(jetzt )?bestellen'), L('bestellung (absenden|abschließen|bestätigen)'),
-      L('commander'), L('passer (la |ma )?commande'), L('valider (la |ma )?commande'), L('confirmer (la |ma )?commande'),
-      L('(realizar|hacer|confirmar|tramitar) (el |mi )?pedido'), L('pedir ahora'),
-      L('(effettua|conferma|invia) (l\'|l’)?ordine'), L('ordina( ora)?'),
-      L('(fazer|finalizar|confirmar) (o |meu )?pedido'), L('encomendar'),
-      L('zamów( teraz)?'), L('złóż zamówienie'), L('zamawiam'), L('potwierdź zamówienie'),
-      L('plaats (de |je )?bestelling'), L('bestelling (plaatsen|afronden)'),
-      L('sipariş(i)? (ver|tamamla|onayla)'), L('siparişi tamamla'),
-      L('提交订单'), L('下单'), L('确认订单'), L('立即下单'),
-      L('注文を確定'), L('注文する'), L('注文確定'),
-      L('주문(하기)?'), L('주문 확정'),
-    ],
-    delete: [
-      L('delete( \\p{L}+)*'), L('remove( \\p{L}+)?'), L('erase'), L('destroy'), L('move to (the )?trash'),
-      L('trash (it|this|message|email|conversation)'), L('wipe'), L('discard( draft| changes)?'),
-      L('удал\\p{L}*'), L('стереть'), L('очистить (всё|историю)'),
-      L('видал\\p{L}*'),
-      L('löschen'), L('entfernen'), L('endgültig löschen'),
-      L('supprimer( \\p{L}+)?'), L('effacer'),
-      L('eliminar( \\p{L}+)?'), L('borrar'),
-      L('elimina(re)?'), L('cancella(re)?'),
-      L('excluir'), L('apagar'), L('remover'),
-      L('usu(ń|n\\p{L}*)'), L('skasuj'), L('wymaż'),
-      L('verwijder(en)?'), L('wissen'),
-      L('sil'), L('kaldır'), L('kalıcı olarak sil'),
-      L('删除'), L('移除'),
-      L('削除'), L('消去'),
-      L('삭제'), L('제거'),
-    ],
-    send: [
-      L('send( message| email| mail| it| now| invitation| invite| reply)?'), L('send to [\\p{L} ]+'),
-      L('отправить( сообщение| письмо)?'), L('послать'),
-      L('надіслати'), L('відправити'),
-      L('(ab)?senden'), L('verschicken'), L('nachricht senden'),
-      L('envoyer( le message)?'),
-      L('enviar( mensaje| correo)?'),
-      L('invia(re)?'),
-      L('wyślij'), L('wysłać'),
-      L('verzenden'), L('versturen'), L('verstuur'),
-      L('gönder'),
-      L('发送'), L('送信'), L('보내기'), L('전송'),
-    ],
-    publish: [
-      L('publish( now| post)?'), L('post( now| comment| reply| review| it)?'), L('tweet'), L('share publicly'),
-      L('go live'), L('опубликовать'), L('публиковать'), L('опублікувати'),
-      L('veröffentlichen'), L('posten'), L('publier'), L('publicar'), L('pubblica(re)?'),
-      L('opublikuj'), L('publiceren'), L('plaatsen'), L('yayınla'), L('paylaş'),
-      L('发布'), L('发表'), L('公開する'), L('投稿(する)?'), L('게시(하기)?'), L('발행'),
-    ],
-    transfer: [
-      L('transfer( money| funds| now)?'), L('wire( transfer| money)?'), L('send money'), L('make (a )?transfer'),
-      L('перевести( деньги)?'), L('перевод(ы)? (денег|средств)'), L('переказ(ати)?'), L('переказати'),
-      L('überweisen'), L('überweisung (ausführen|senden)'), L('virement'), L('effectuer (le|un) virement'), L('transférer'),
-      L('transferir'), L('hacer (una )?transferencia'), L('bonifico'), L('esegui bonifico'), L('trasferisci'),
-      L('fazer transferência'), L('przelew'), L('wykonaj przelew'), L('przelej'),
-      L('overmaken'), L('overboeken'), L('havale( yap)?'), L('para gönder'),
-      L('转账'), L('汇款'), L('振込(む)?'), L('送金'), L('송금'), L('이체'),
-    ],
-    subscribe: [
-      L('subscribe( now)?'), L('start (my |your )?(free )?(trial|subscription)'), L('upgrade( now| plan| to [\\p{L} ]+)?'),
-      L('join (now|premium)'), L('подписаться'), L('оформить подписку'), L('підписатися'),
-      L('(jetzt )?abonnieren'), L('abo abschließen'), L('s\'abonner'), L('s’abonner'), L('suscribir(se|me)?'),
-      L('abbonati'), L('abbonarsi'), L('assinar( agora)?'), L('subskrybuj'), L('zasubskrybuj'), L('abonneren'),
-      L('abone ol'), L('订阅'), L('定期購入'), L('購読する'), L('구독(하기)?'),
-    ],
-    cancel: [
-      L('cancel (my |the |your )?(order|subscription|membership|account|booking|reservation|plan|payment|flight|trip)'),
-      L('unsubscribe'), L('close (my |the )?account'), L('deactivate( (my )?account)?'), L('terminate( contract)?'),
-      L('отменить (заказ|подписку|бронь\\p{L}*|бронирование)'), L('отписаться'), L('закрыть (счёт|счет|аккаунт)'),
-      L('скасувати (замовлення|підписку|бронювання)'), L('відписатися'),
-      L('kündigen'), L('(abo|abonnement|bestellung|buchung) (kündigen|stornieren)'), L('stornieren'),
-      L('résilier'), L('annuler (la |ma |mon |l\'|l’)?(commande|abonnement|réservation)'), L('se désabonner'),
-      L('cancelar (el |la |mi )?(pedido|suscripción|reserva|cuenta)'), L('darse de baja'), L('darme de baja'),
-      L('annulla (l\'|l’)?(ordine|abbonamento|prenotazione)'), L('disdici'),
-      L('cancelar (o |a |minha |meu )?(pedido|assinatura|reserva|conta)'),
-      L('anuluj (zamówienie|subskrypcję|rezerwację)'), L('zrezygnuj( z subskrypcji)?'),
-      L('opzeggen'), L('annuleer (bestelling|abonnement|boeking)'),
-      L('(siparişi|aboneliği|rezervasyonu) iptal et'), L('üyeliği iptal et'),
-      L('取消订单'), L('取消订阅'), L('退订'), L('解約'), L('注文をキャンセル'), L('退会'),
-      L('구독 취소'), L('주문 취소'), L('해지'),
-    ],
-    accept: [
-      L('(i )?(accept|agree)( to)? (the |all )?(terms|conditions|agreement|contract|policy|tos|eula)( \\p{L}+)*'),
-      L('i agree'), L('agree and (continue|proceed)'), L('accept and (continue|proceed)'),
-      L('sign( the)? (contract|agreement|document|lease)'), L('e-?sign'), L('sign now'),
-      L('(принимаю|принять) условия'), L('согласен'), L('я согласен'), L('подписать( договор)?'),
-      L('погоджуюсь'), L('приймаю умови'), L('підписати( договір)?'),
-      L('(ich )?stimme zu'), L('(agb|bedingungen) akzeptieren'), L('unterschreiben'), L('vertrag unterzeichnen'),
-      L('j\'accepte'), L('j’accepte'), L('accepter les conditions'), L('signer( le contrat)?'),
-      L('acepto( los términos)?'), L('aceptar (los )?términos'), L('firmar( contrato)?'),
-      L('accetto'), L('accetta (i )?termini'), L('firma( il contratto)?'),
-      L('aceito'), L('concordo'), L('aceitar (os )?termos'), L('assinar contrato'),
-      L('akceptuję( regulamin)?'), L('zgadzam się'), L('podpisz( umowę)?'),
-      L('ik ga akkoord'), L('akkoord gaan'), L('ondertekenen'),
-      L('kabul ediyorum'), L('onaylıyorum'), L('sözleşmeyi imzala'), L('imzala'),
-      L('我同意'), L('同意并继续'), L('接受条款'), L('签署'),
-      L('同意する'), L('同意します'), L('署名する'),
-      L('동의합니다'), L('약관 동의'), L('서명(하기)?'),
-    ],
-    submit: [
-      L('submit (my |your |the )?(application|request|claim|booking|reservation|appeal|complaint|form|report|vote)'),
-      L('apply( now)?'), L('book( now| it| this| flight| room)?'), L('confirm (the |my )?(booking|reservation)'),
-      L('complete (the |my )?(booking|reservation)'), L('reserve( now| a table)?'), L('cast (my )?vote'),
-      L('подать заявку'), L('отправить заявку'), L('забронировать'), L('подтвердить бронирование'),
-      L('подати заявку'), L('забронювати'),
-      L('(jetzt )?buchen'), L('bewerben'), L('antrag (absenden|stellen)'), L('reservieren'),
-      L('réserver'), L('postuler'), L('soumettre (la |ma )?(candidature|demande)'), L('confirmer la réservation'),
-      L('reservar( ahora)?'), L('solicitar'), L('postular(se)?'), L('enviar solicitud'),
-      L('prenota(re| ora)?'), L('candidati'), L('invia candidatura'),
-      L('candidatar-se'), L('submeter( candidatura)?'), L('confirmar reserva'),
-      L('zarezerwuj'), L('aplikuj'), L('złóż wniosek'),
-      L('boeken'), L('reserveren'), L('solliciteren'), L('aanvragen'),
-      L('rezervasyon yap'), L('başvur'), L('başvuruyu gönder'),
-      L('预订'), L('提交申请'), L('立即预订'), L('报名'),
-      L('予約(する)?'), L('応募(する)?'), L('申し込む'), L('申込'),
-      L('예약(하기)?'), L('신청(하기)?'), L('지원하기'),
-    ],
+  const LEXICON = __LEXICON__;
+  const CATEGORIES = LEXICON.categories;
+  // Categories whose link only opens the page where the action would be done ("Buy now" to a product).
+  const NAVIGABLE = new Set(['pay', 'order', 'book', 'transfer', 'withdraw', 'donate', 'publish', 'subscribe',
+    'accept', 'submit', 'send']);
+  // A GET form only asks for a page: these words there are searches and filters ("Book" in a hotel search).
+  const GET_SAFE = new Set(['book', 'submit']);
+  const UNSPACED = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]/;
+
+  const norm = (s) => String(s || '').normalize('NFKC').toLowerCase()
+    .replace(/i\u0307/g, 'i').replace(/[’‘ʼʻ`´]/g, "'")
+    .replace(/[^\p{L}\p{M}\p{N}\s'\-]+/gu, ' ').replace(/(^|\s)['\-]+|['\-]+(?=\s|$)/g, ' ')
+    .replace(/\s+/g, ' ').trim();
+  // Words are runs of letters/digits; apostrophes, hyphens and spaces separate them (so "ordine" is
+  // found in "l'ordine"). A phrase is an index entry keyed by its first word (exact, or a stem for
+  // `word*`); scripts written without spaces are matched as substrings, keyed by their first character.
+  const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+  const tokens = (text) => [...text.matchAll(WORD)].map((m) => [m[0], m.index, m.index + m[0].length]);
+  const wordFits = (pattern, word) => {
+    const head = pattern.startsWith('*');
+    const tail = pattern.endsWith('*');
+    const core = pattern.slice(head ? 1 : 0, tail ? -1 : undefined);
+    if (head && tail) return word.includes(core);
+    if (head) return word.endsWith(core);
+    if (tail) return word.startsWith(core);
+    return word === core;
   };
-  const SAFE = [
-    'add to (cart|basket|bag|wishlist|list)', 'add item', '(proceed|continue|go) to (checkout|cart|basket|payment details)',
-    '(view|show|open) (cart|basket|bag)', 'checkout', 'continue shopping', 'search', 'find', 'filter', 'sort( by)?',
-    'next', 'previous', 'back', 'details', 'more( info)?', 'learn more', 'read more', 'show( more)?', 'open', 'expand',
-    'close', 'dismiss', 'cancel', 'no,? thanks', 'not now', 'skip', 'log ?in', 'sign ?in', 'sign ?up', 'register',
-    'remove filters?', 'clear (filters|search)', 'apply filters?', 'apply (coupon|code|promo( code)?|discount)', 'reply', 'forward', 'edit', 'preview', 'save draft', 'print',
-    'в корзину', 'добавить в корзину', 'к оформлению', 'оформление заказа', 'отмена', 'закрыть', 'поиск', 'найти',
-    'далее', 'назад', 'подробнее', 'войти', 'у кошик', 'додати в кошик', 'скасувати', 'пошук', 'далі',
-    'in den warenkorb', 'zur kasse', 'abbrechen', 'schließen', 'suchen', 'weiter', 'zurück',
-    'ajouter au panier', 'annuler', 'fermer', 'rechercher', 'suivant', 'retour',
-    'añadir al (carrito|cesta)', 'agregar al carrito', 'cancelar', 'cerrar', 'buscar', 'siguiente', 'volver',
-    'aggiungi al carrello', 'annulla', 'chiudi', 'cerca', 'avanti', 'indietro',
-    'adicionar ao (carrinho|cesto)', 'fechar', 'pesquisar', 'próximo', 'voltar',
-    'do koszyka', 'dodaj do koszyka', 'anuluj', 'zamknij', 'szukaj', 'dalej', 'wstecz',
-    'in (de )?winkelwagen', 'toevoegen aan winkelwagen', 'annuleren', 'sluiten', 'zoeken', 'volgende', 'terug',
-    'sepete ekle', 'iptal', 'kapat', 'ara', 'ileri', 'geri',
-    '加入购物车', '取消', '关闭', '搜索', '下一步', '返回',
-    'カートに入れる', 'キャンセル', '閉じる', '検索', '次へ', '戻る',
-    '장바구니( 담기)?', '취소', '닫기', '검색', '다음', '이전',
-  ];
-  const AFFIRM = [
-    'ok', 'okay', 'yes', 'yes,? (i\'m|i am) sure', 'confirm', 'continue', 'proceed', 'i\'m sure', 'do it', 'go ahead', 'apply changes',
-    'да', 'ок', 'подтвердить', 'продолжить', 'так', 'підтвердити', 'продовжити',
-    'ja', 'bestätigen', 'fortfahren', 'oui', 'confirmer', 'continuer', 'sí', 'si', 'confirmar', 'continuar',
-    'sì', 'conferma', 'continua', 'sim', 'tak', 'potwierdź', 'kontynuuj', 'bevestigen', 'doorgaan',
-    'evet', 'onayla', 'tamam', 'devam', '确定', '是', '确认', '继续', 'はい', '確認', '続行', '예', '확인', '계속',
-  ];
-  const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
-  const compile = (phrase) => CJK.test(phrase)
-    ? new RegExp(phrase, 'iu')
-    : new RegExp(`(?<![\\p{L}\\p{N}])(?:${phrase})(?![\\p{L}\\p{N}])`, 'iu');
-  const PATTERNS = Object.entries(LEXICON).flatMap(([category, list]) => list.map((p) => [category, compile(p)]));
-  const whole = (list) => new RegExp(`^(?:${list.join('|')})[.!…]*$`, 'iu');
-  const SAFE_RX = whole(SAFE);
-  const AFFIRM_RX = whole(AFFIRM);
-  const GENERIC_SUBMIT = whole(['submit', 'send', 'confirm', 'отправить', 'подтвердить', 'надіслати', 'senden',
-    'absenden', 'envoyer', 'enviar', 'invia', 'wyślij', 'verzenden', 'gönder', '提交', '送信', '제출']);
-  const ICON = [
-    ['delete', /\b(trash|bin|delete|remove|garbage)\b/i], ['send', /\b(send|paper-?plane)\b/i],
+  const compile = (phrases) => {
+    const index = { exact: new Map(), stems: new Map(), suffixes: [], unspaced: new Map(), longestStem: 0 };
+    const add = (map, key, entry) => { if (!map.has(key)) map.set(key, []); map.get(key).push(entry); };
+    for (const raw of new Set(phrases)) {
+      // Each word is normalised like the text; `*` marks survive at its ends.
+      const words = String(raw).trim().split(/\s+/).flatMap((word) => {
+        const parts = norm(word.replace(/^\*|\*$/g, '')).split(/[\s'\-]+/).filter(Boolean);
+        if (!parts.length) return [];
+        if (word.startsWith('*')) parts[0] = '*' + parts[0];
+        if (word.endsWith('*')) parts[parts.length - 1] += '*';
+        return parts;
+      });
+      if (!words.length) continue;
+      const phrase = words.join(' ');
+      if (UNSPACED.test(phrase)) { add(index.unspaced, phrase[0], phrase.replace(/\*/g, '')); continue; }
+      const first = words[0];
+      if (first.startsWith('*')) index.suffixes.push(words);
+      else if (first.endsWith('*')) { add(index.stems, first.slice(0, -1), words); index.longestStem = Math.max(index.longestStem, first.length); }
+      else add(index.exact, first, words);
+    }
+    return index;
+  };
+  // Every occurrence of a phrase of the index in the (normalised) text: [start, end, matched text].
+  const spans = (index, text) => {
+    if (!index || !text) return [];
+    const found = [];
+    const toks = tokens(text);
+    const fits = (words, i) => {
+      if (i + words.length > toks.length) return false;
+      for (let j = 0; j < words.length; j += 1) if (!wordFits(words[j], toks[i + j][0])) return false;
+      return true;
+    };
+    for (let i = 0; i < toks.length; i += 1) {
+      const word = toks[i][0];
+      const candidates = [...(index.exact.get(word) || [])];
+      for (let k = 1; k <= Math.min(word.length, index.longestStem); k += 1) candidates.push(...(index.stems.get(word.slice(0, k)) || []));
+      for (const words of index.suffixes) candidates.push(words);
+      for (const words of candidates) {
+        if (fits(words, i)) found.push([toks[i][1], toks[i + words.length - 1][2], text.slice(toks[i][1], toks[i + words.length - 1][2])]);
+      }
+    }
+    if (index.unspaced.size) {
+      for (let p = 0; p < text.length; p += 1) {
+        for (const phrase of index.unspaced.get(text[p]) || []) {
+          if (text.startsWith(phrase, p)) found.push([p, p + phrase.length, phrase]);
+        }
+      }
+    }
+    return found;
+  };
+  const gather = (pick) => Object.values(LEXICON.languages).flatMap((lang) => pick(lang) || []);
+  const ACTIONS = CATEGORIES.map((category) => [category, compile(gather((l) => (l.actions || {})[category]))]);
+  const SAFE = compile(gather((l) => l.safe));
+  const NEGATIVE = compile(gather((l) => l.negative));
+  const GENERIC = compile(gather((l) => l.generic));
+  const PROGRESS = compile(gather((l) => l.progress));
+  const WARNINGS = compile(gather((l) => l.warnings));
+
+  const covers = (outer, inner) => outer[0] <= inner[0] && outer[1] >= inner[1] && outer[1] - outer[0] > inner[1] - inner[0];
+  // Every destructive phrase in the text that no longer safe/negative phrase covers; longest first.
+  const hits = (text) => {
+    const shields = [...spans(SAFE, text), ...spans(NEGATIVE, text)];
+    const found = [];
+    for (const [category, rx] of ACTIONS) {
+      for (const span of spans(rx, text)) {
+        if (!shields.some((s) => covers(s, span) || (s[0] === span[0] && s[1] === span[1]))) found.push([category, ...span]);
+      }
+    }
+    return found.sort((a, b) => (b[2] - b[1]) - (a[2] - a[1]) || a[1] - b[1]);
+  };
+  // The whole text is made of phrases of these lists (and numbers): "OK", "Yes, continue", "Next →".
+  const onlyOf = (text, ...lists) => {
+    if (!text) return false;
+    let rest = text;
+    for (const rx of lists) for (const [start, end] of spans(rx, text)) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
+    return rest.replace(/[\p{N}\s'\-]/gu, '') === '';
+  };
+  const startsWith = (rx, text) => spans(rx, text).some(([start]) => start === 0);
+
+  const MONEY = /(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:usd|eur|gbp|rub|uah|pln|chf|czk|huf|sek|nok|dkk|ron|bgn|try|jpy|cny|inr|brl|mxn|kzt)\b)\s?\d|\d[\d\s.,]*\s?(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:usd|eur|gbp|rub|uah|pln|chf|czk|huf|sek|nok|dkk|ron|bgn|try|jpy|cny|inr|brl|mxn|kzt|zł|kč|ft|kr|lei|лв|грн|руб|тг|din|kn)(?![\p{L}]))/iu;
+  const ICONS = [
+    ['delete', /\b(trash|bin|delete|remove|garbage|bin-?icon)\b/i], ['send', /\b(send|paper-?plane)\b/i],
     ['pay', /\b(credit-?card|payment)\b/i],
   ];
-  const norm = (s) => String(s || '').replace(/\s+/g, ' ').trim().toLowerCase();
-  // The longest phrase wins: "cancel subscription" over "subscription", "zahlungspflichtig bestellen" over
-  // "bestellen", "取消订阅" over "订阅".
-  const match = (text) => {
-    let best = null;
-    for (const [category, rx] of PATTERNS) {
-      const m = rx.exec(text);
-      if (m && (!best || m[0].length > best[1].length)) best = [category, m[0]];
-    }
-    return best;
-  };
-  const SAFE_RESULT = (reason) => ({ destructive: false, category: 'safe', reason });
+  const NON_ACTION_ROLES = new Set(['checkbox', 'radio', 'textbox', 'searchbox', 'combobox', 'option', 'tab',
+    'slider', 'spinbutton', 'switch', 'listbox', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'gridcell', 'row']);
+  const BUTTON_TYPES = new Set(['submit', 'button', 'reset', 'image']);
 
-  return (facts) => {
-    const name = norm(facts.name) || norm(facts.value);
-    const context = norm(facts.context);
-    const method = norm(facts.form_method);
-    const type = norm(facts.type);
-    const role = norm(facts.role);
-    const tag = norm(facts.tag);
-    const submits = type === 'submit' || (tag === 'button' && !type && !!facts.form_action) || tag === 'form';
-    if (['checkbox', 'radio', 'textbox', 'searchbox', 'combobox', 'option', 'tab', 'slider', 'spinbutton'].includes(role)
-        || ['text', 'email', 'search', 'password', 'tel', 'number', 'url'].includes(type)) {
-      const hit = match(name);
-      if (hit && hit[0] === 'accept' && (role === 'checkbox' || type === 'checkbox')) {
-        return { destructive: true, category: 'accept', reason: `ticking "${hit[1]}" accepts terms` };
-      }
-      return SAFE_RESULT(`a ${role || type || 'field'} is not an action`);
-    }
-    if (!name) {
-      for (const [category, rx] of ICON) {
-        if (rx.test(context)) return { destructive: true, category, reason: `icon-only control (${category} icon)` };
-      }
-      return SAFE_RESULT('no name and no telling icon');
-    }
-    if (AFFIRM_RX.test(name)) {
-      const hit = match(context);
-      if (hit) return { destructive: true, category: hit[0], reason: `"${name}" confirms "${hit[1]}" (${context.slice(0, 80)})` };
-      return SAFE_RESULT(`"${name}" confirms nothing destructive`);
-    }
-    if (SAFE_RX.test(name)) return SAFE_RESULT(`"${name}" is an ordinary step`);
-    const hit = match(name);
-    if (hit) {
-      if (submits && method === 'get' && hit[0] === 'submit') return SAFE_RESULT('a GET form only asks for a page');
-      return { destructive: true, category: hit[0], reason: `"${hit[1]}"` };
-    }
-    if (submits && GENERIC_SUBMIT.test(name)) {
-      if (method === 'get') return SAFE_RESULT('a GET form only asks for a page');
-      const inContext = match(context);
-      if (inContext) return { destructive: true, category: inContext[0], reason: `"${name}" submits "${inContext[1]}"` };
-      return { destructive: true, category: 'submit', reason: `"${name}" submits a form (${method || 'post'})` };
-    }
-    return SAFE_RESULT('no destructive wording');
+  const verdict = (destructive, category, reason, judge = false) => ({ destructive, category, reason, judge });
+  const safe = (reason, judge = false) => verdict(false, 'safe', reason, judge);
+
+  // What the signals say the control commits, independent of language (null: nothing).
+  const committing = (facts, contextText, contextHit) => {
+    if (facts.confirm) return ['the page asks to confirm', contextHit ? contextHit[0] : 'submit'];
+    if (facts.payment) return ['its form takes payment details', 'pay'];
+    const warns = spans(WARNINGS, contextText).length > 0;
+    if (facts.dialog && (warns || contextHit)) return ['a dialog that warns', contextHit ? contextHit[0] : 'delete'];
+    if (warns) return ['the text next to it warns', contextHit ? contextHit[0] : 'submit'];
+    if (facts.review) return ['it commits a review step', contextHit ? contextHit[0] : 'submit'];
+    if (facts.amount || MONEY.test(String(facts.context || ''))) return ['an amount sits in its form', contextHit ? contextHit[0] : 'pay'];
+    if (facts.danger) return ['it is styled as dangerous', contextHit ? contextHit[0] : 'delete'];
+    return null;
   };
+
+  const classify = (facts) => {
+    const role = norm(facts.role);
+    const type = norm(facts.type);
+    const tag = norm(facts.tag);
+    const method = norm(facts.form_method);
+    const name = norm(facts.name) || (BUTTON_TYPES.has(type) ? norm(facts.value) : '');
+    const contextText = norm(facts.context);
+    const href = String(facts.href || '');
+    const isLink = (role === 'link' || (tag === 'a' && !role)) && !/^\s*(javascript:|#|$)/i.test(href || (tag === 'a' ? 'x' : ''));
+    const submits = type === 'submit' || type === 'image' || tag === 'form';
+    const postForm = submits && !!method && method !== 'get';
+
+    if (NON_ACTION_ROLES.has(role) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea') {
+      const hit = hits(name)[0];
+      if (hit && hit[0] === 'accept' && (role === 'checkbox' || type === 'checkbox')) {
+        return verdict(true, 'accept', `ticking "${hit[3]}" accepts terms`);
+      }
+      return safe(`a ${role || type || tag || 'field'} is not an action`);
+    }
+    // A control that first opens a dialog or menu ("Empty trash…", aria-haspopup) commits nothing yet.
+    if (!facts.dialog && (/(…|\.\.\.)\s*$/.test(String(facts.name || '')) || facts.haspopup)) {
+      return safe('it opens a dialog or menu first');
+    }
+    if (facts.bulk) {
+      // The effect is the chosen option ("Suspend"), whatever the button says ("Apply", "Go").
+      const bulk = hits(norm(facts.bulk))[0];
+      if (bulk) return verdict(true, bulk[0], `applies the bulk action "${facts.bulk}"`);
+      if (!hits(name).length) return safe(`applies the bulk action "${facts.bulk}"`, true);
+    }
+    const contextHit = hits(contextText)[0] || null;
+    if (!name) {
+      for (const [category, rx] of ICONS) {
+        if (rx.test(String(facts.context || ''))) return verdict(true, category, `icon-only control (${category} icon)`);
+      }
+      const signal = committing(facts, contextText, contextHit);
+      if (signal && (postForm || facts.dialog || facts.payment || facts.review)) return verdict(true, signal[1], `a control without a name: ${signal[0]}`, true);
+      return safe('no name and no telling icon', postForm);
+    }
+    const found = hits(name);
+    const hit = found[0];
+    if (hit && !(startsWith(NEGATIVE, name) && hit[1] > 0)) {
+      const [category, , , phrase] = hit;
+      const inDialog = facts.dialog || facts.payment || facts.confirm;
+      if (isLink && NAVIGABLE.has(category) && !inDialog) return safe(`"${phrase}" is a link to the page where it is done`);
+      if (submits && method === 'get' && GET_SAFE.has(category)) return safe('a GET form only asks for a page');
+      return verdict(true, category, `"${phrase}"`);
+    }
+    if (onlyOf(name, NEGATIVE) || startsWith(NEGATIVE, name)) return safe(`"${name}" declines or steps back`);
+    if (onlyOf(name, SAFE, NEGATIVE, PROGRESS, GENERIC) && spans(SAFE, name).length) return safe(`"${name}" is an ordinary step`);
+    const generic = onlyOf(name, GENERIC, PROGRESS);
+    const progress = generic && !spans(GENERIC, name).length;
+    const signal = committing(facts, contextText, contextHit);
+    if (generic) {
+      if (submits && method === 'get') return safe('a GET form only asks for a page');
+      if (signal) return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
+      if (!progress && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`);
+      if (!progress && postForm) return verdict(true, 'submit', `"${name}" submits a form (${method})`, true);
+      if (progress && facts.dialog && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`);
+      return safe(`"${name}" moves on`, postForm);
+    }
+    // Words the table does not know (another script, another verb).
+    if (signal && (postForm || facts.dialog || facts.payment || facts.review || facts.danger || facts.confirm)) {
+      return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
+    }
+    if (isLink) return safe('a link');
+    return safe('no destructive wording', postForm || (!!signal && !!facts.amount));
+  };
+  return classify;
 })()

@@ -145,14 +145,20 @@ def confirmation_card(payload: dict[str, Any]) -> Panel:
     table.add_column(style="muted", justify="right")
     table.add_column()
     for label, key in (
+        ("does", "happens"),
         ("action", "what"),
         ("site", "site"),
         ("page", "page"),
         ("amount", "amount"),
+        ("items", "count"),
         ("why", "reason"),
     ):
         if card.get(key):
             table.add_row(label, escape(str(card[key])))
+    if card.get("by") in ("judge", "cache"):
+        table.add_row("checked", "the safety judge (a separate model call that saw only the page's facts)")
+    elif card.get("by") == "fail-closed":
+        table.add_row("checked", "the safety judge could not decide, so you are asked")
     for name, value in card.get("values") or []:
         table.add_row("typed", f"{escape(str(name))}: {escape(str(value))}")
     if card.get("code"):

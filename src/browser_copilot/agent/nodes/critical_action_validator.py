@@ -8,6 +8,7 @@ run stops."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -32,6 +33,40 @@ SECRET_REFUSAL = (
 )
 
 
+_EFFECTS = {
+    "pay": "pays",
+    "order": "places the order",
+    "book": "makes the booking",
+    "transfer": "sends the money",
+    "withdraw": "withdraws the money",
+    "donate": "gives the donation",
+    "delete": "deletes it for good",
+    "send": "sends it",
+    "publish": "publishes it",
+    "subscribe": "starts the subscription",
+    "cancel": "cancels it",
+    "accept": "accepts or grants it on your behalf",
+    "submit": "submits it",
+    "revoke": "revokes or disables it",
+}
+
+
+def what_happens(category: str, facts: dict[str, Any], amount: str | None, count: object) -> str:
+    """One line in plain words: what the action does, from the DOM facts read when it was held."""
+    bulk = facts.get("bulk")
+    if bulk:
+        many = ""
+        if isinstance(count, int) and count:
+            many = f" to {count} selected item{'s' if count != 1 else ''}"
+        return f'Applies "{bulk}"{many}.'
+    effect = _EFFECTS.get(category, "does something that may not be undone")
+    name = facts.get("name") or facts.get("value") or "the control"
+    line = f'Clicking "{name}" {effect}'
+    if amount:
+        line += f" ({amount})"
+    return line + "."
+
+
 def card(
     state: AgentState,
     *,
@@ -41,24 +76,30 @@ def card(
     values: list[Any],
     amount: str | None,
     code: str = "",
+    facts: dict[str, Any] | None = None,
+    count: object = None,
+    by: str = "rules",
 ) -> dict[str, Any]:
-    """The confirmation card: built from DOM facts, not from the model's description."""
+    """The confirmation card: built from DOM facts read when the action was held, not from the model."""
     observation = state.get("observation")
-    url = observation["url"] if observation else ""
+    url = str((facts or {}).get("url") or (observation["url"] if observation else ""))
     return {
         "what": what,
         "site": urlsplit(url).netloc or url,
         "url": url,
-        "page": observation["title"] if observation else "",
+        "page": str((facts or {}).get("title") or (observation["title"] if observation else "")),
         "reason": reason,
         "category": category,
+        "happens": what_happens(category, facts or {}, amount, count),
+        "count": count if isinstance(count, int) and count else None,
         "values": [[str(k), str(v)] for k, v in values],
         "amount": amount,
+        "by": by,
         "code": code[:400],
     }
 
 
-def _describe(facts: dict[str, Any]) -> str:
+def describe(facts: dict[str, Any]) -> str:
     role = facts.get("role") or facts.get("tag") or "element"
     return f'{role} "{facts.get("name") or facts.get("value") or "(no name)"}"'
 
@@ -77,7 +118,7 @@ def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str
         }
     risky = [c for c in checks if c["verdict"]["destructive"]]
     first = risky[0]
-    what = _describe(first["facts"])
+    what = describe(first["facts"])
     details = card(
         state,
         what=what,
@@ -86,6 +127,9 @@ def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str
         values=first.get("values", []),
         amount=first.get("amount"),
         code=code,
+        facts=first["facts"],
+        count=first.get("count"),
+        by=first["verdict"].get("by", "rules"),
     )
     allow = Allow(
         numbers=[int(c["ref"][3:-1]) for c in risky if c["ref"].startswith("el(")],
@@ -102,17 +146,29 @@ def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str
     }
 
 
-def _check_dialog(state: AgentState, call: ToolCall) -> PendingAction | None:
+async def _check_dialog(state: AgentState, call: ToolCall, ctx: AgentContext) -> PendingAction | None:
+    """Accepting a native confirm()/alert/prompt the page raised: its message says what OK does."""
     observation = state.get("observation")
     dialog = observation["dialog"] if observation else None
     if not call["args"].get("accept") or not dialog:
         return None
+    facts = {
+        "tag": "button",
+        "role": "button",
+        "name": "OK",
+        "context": dialog["message"],
+        "dialog": True,
+        "confirm": dialog["message"],
+        "url": observation["url"] if observation else "",
+        "title": observation["title"] if observation else "",
+        "heading": dialog["message"][:120],
+    }
     try:
-        (verdict,) = classify_many(
-            [{"tag": "button", "role": "button", "name": "OK", "context": dialog["message"]}]
-        )
+        (verdict,) = await asyncio.to_thread(classify_many, [facts])
     except ClassifierUnavailable:
         verdict = {"destructive": True, "category": "unknown", "reason": "the classifier is unavailable"}
+    if verdict.get("judge"):
+        verdict = await ctx.judge(facts, verdict)
     if not verdict["destructive"]:
         return None
     approval = state.get("last_approval") or {}
@@ -120,7 +176,14 @@ def _check_dialog(state: AgentState, call: ToolCall) -> PendingAction | None:
         return None  # the site asks again about the action the user just allowed
     what = f'dialog "{dialog["message"]}"'
     details = card(
-        state, what=what, reason=verdict["reason"], category=verdict["category"], values=[], amount=None
+        state,
+        what=what,
+        reason=verdict["reason"],
+        category=verdict["category"],
+        values=[],
+        amount=None,
+        facts=facts,
+        by=verdict.get("by", "rules"),
     )
     return {
         "id": str(call.get("id")),
@@ -164,7 +227,7 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
         elif call["name"] == "browser_run_code":
             pending = vet_code(str(call["args"].get("code", "")))  # the pre-flight runs with the code
         elif call["name"] == "handle_dialog":
-            pending = _check_dialog(state, call)
+            pending = await _check_dialog(state, call, ctx)
         if isinstance(pending, str):
             refusals.append(tool_message(call, pending, error=True))
             ctx.events(Event("policy_result", {"approved": False, "refused": pending[:200]}))

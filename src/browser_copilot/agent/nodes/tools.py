@@ -25,7 +25,12 @@ from browser_copilot.agent.conversation import (
     to_state,
     tool_message,
 )
-from browser_copilot.agent.nodes.critical_action_validator import SECRET_REFUSAL, card, pending_from_checks
+from browser_copilot.agent.nodes.critical_action_validator import (
+    SECRET_REFUSAL,
+    card,
+    describe,
+    pending_from_checks,
+)
 from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
 from browser_copilot.agent.state import ActionRecord, AgentState, PendingAction
 from browser_copilot.agent.targets import describe_target, is_acting
@@ -48,11 +53,11 @@ from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 from browser_copilot.safety.guard import (
     Allow,
-    GuardReport,
     guard_report,
     guarded_code,
     preflight_checks,
     replay_code,
+    types_into,
 )
 
 Next = Literal[
@@ -87,41 +92,106 @@ class _Run:
         return {**self.state, **self.update}
 
 
-def _held(run: _Run, call: ToolCall, report: GuardReport) -> str:
+async def _judged(ctx: AgentContext, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ask the judge about the checks the rules call ambiguous; each verdict gains `by`."""
+    asked = [c for c in checks if c["verdict"].get("judge")]
+    answers = await ctx.judge.many((c["facts"], c["verdict"]) for c in asked)
+    for check, answer in zip(asked, answers, strict=True):
+        check["verdict"] = {**answer, "judge": False}
+        ctx.events(
+            Event(
+                "policy_result",
+                {"judge": answer["by"], "destructive": answer["destructive"], "reason": answer["reason"]},
+            )
+        )
+    return checks
+
+
+def _held(run: _Run, call: ToolCall, event: dict[str, Any]) -> str:
     """Turn what the guard held into the single pending action; the text for the model."""
-    event = report.held[0]
     facts = event["facts"]
-    what = (
-        f'{facts.get("role") or facts.get("tag")} "{facts.get("name") or facts.get("value") or "(no name)"}"'
-    )
+    what = describe(facts)
+    verdict = event["verdict"]
     details = card(
         run.state,
         what=what,
-        reason=event["verdict"]["reason"],
-        category=event["verdict"]["category"],
+        reason=verdict["reason"],
+        category=verdict["category"],
         values=event.get("values", []),
         amount=event.get("amount"),
         code=str(call["args"].get("code", "")),
+        facts=facts,
+        count=event.get("count"),
+        by=verdict.get("by", "rules"),
     )
     run.pending = {
         "id": str(call.get("id")),
         "type": "held",
         "tool": call["name"],
         "args": call["args"],
-        "question": f"Allow this {event['verdict']['category']} action: {what} on {details['site']}?",
+        "question": f"Allow this {verdict['category']} action: {what} on {details['site']}?",
         "card": details,
         "held": {"id": event["id"], "kind": event["kind"]},
         "allow": Allow(held=[event["id"]]).to_js(),
     }
     return (
         f"Held for the user's confirmation: your code tried to activate {what} "
-        f"({event['verdict']['reason']}). Nothing happened yet; the user decides."
+        f"({verdict['reason']}). It did not happen, and the rest of your code did not run; the user decides."
     )
+
+
+async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
+    """The judge found a held action ordinary: do it once, as the code meant to."""
+    allow = Allow(held=[event["id"]])
+    replayed = await ctx.browser.run_code(
+        replay_code(str(event["id"]), str(event["kind"]), allow), timeout=ctx.limits.code_timeout
+    )
+    what = describe(event["facts"])
+    if replayed.ok and guard_report(replayed) is None:
+        return (
+            f"{what} was checked by the safety judge ({event['verdict']['reason']}) and then done. "
+            "The rest of your code did not run: look at the page and continue."
+        )
+    return f"Error: {what} was checked and allowed, but could not be done: {replayed.error or 'held again'}."
+
+
+def _allow_checked(checks: list[dict[str, Any]], base: Allow | None) -> Allow:
+    """A one-time permission for the targets the judge cleared (plus what the user already allowed)."""
+    numbers = [int(c["ref"][3:-1]) for c in checks if c["ref"].startswith("el(")]
+    names = [c["ref"] for c in checks if not c["ref"].startswith("el(")]
+    if base is None:
+        return Allow(numbers=numbers, names=names)
+    return Allow(numbers=[*base.numbers, *numbers], names=[*base.names, *names], token=base.token)
+
+
+async def _run_guarded(
+    run: _Run, ctx: AgentContext, call: ToolCall, args: browser_run_code, allow: Allow | None
+) -> CodeResult | str:
+    """Run the code under the guard; the judge settles ambiguous pre-flight targets first.
+
+    Returns the result, or the text for the model when the code stopped before running."""
+    observation = run.state.get("observation")
+    frames = observation["frames"] if observation else {}
+    for _ in range(2):
+        code = guarded_code(args.code, frames, allow)
+        result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
+        checks = preflight_checks(result)
+        if checks is None:
+            return result
+        if not (types_into(args.code) and any(c.get("secret") for c in checks)):
+            checks = await _judged(ctx, checks)
+            if not any(c["verdict"]["destructive"] for c in checks):
+                allow = _allow_checked([c for c in checks if c["verdict"].get("by")], allow)
+                continue
+        run.pending = pending_from_checks(run.state, call, checks)
+        run.steps -= 1  # nothing ran: the step counts when it does
+        run.total -= 1
+        return SECRET_REFUSAL if run.pending["type"] == "manual" else ""
+    return "Error: the safety check of this code's targets did not settle; try the action again."
 
 
 async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_run_code) -> str:
     observation = run.state.get("observation")
-    frames = observation["frames"] if observation else {}
     approved = run.state.get("approved_call") == str(call.get("id"))
     allow_js = run.state.get("approved_allow") if approved else None
     allow = (
@@ -133,18 +203,20 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         if allow_js
         else None
     )
-    code = guarded_code(args.code, frames, allow)
-    result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
-    checks = preflight_checks(result)
-    if checks is not None:
-        run.pending = pending_from_checks(run.state, call, checks)
-        run.steps -= 1  # nothing ran: the step counts when it does
-        run.total -= 1
-        return SECRET_REFUSAL if run.pending["type"] == "manual" else ""
+    outcome = await _run_guarded(run, ctx, call, args, allow)
+    if isinstance(outcome, str):
+        return outcome
+    result = outcome
     report = guard_report(result)
     if report is not None and report.held:
         run.failed_kind = "none"
-        return _held(run, call, report)
+        event = report.held[0]
+        if event["verdict"].get("judge"):
+            (checked,) = await _judged(ctx, [{"facts": event["facts"], "verdict": event["verdict"]}])
+            event = {**event, "verdict": checked["verdict"]}
+            if not event["verdict"]["destructive"]:
+                return await _release(ctx, event)
+        return _held(run, call, event)
     if report is not None and report.secret_blocked:
         run.pending = {
             "id": str(call.get("id")),

@@ -1,0 +1,30 @@
+// Is this field a secret (F47)? Recognised by what it IS, never by a substring of its label: a
+// password input; an autocomplete token for passwords, one-time codes or card data; a name/id whose
+// tokens are exactly such a thing (`otp`, `cvv`, `card_number`...); a short numeric code field
+// (inputmode numeric or type tel/number with a maxlength of 4-8, or one of a row of 1-character boxes)
+// of a form that asks for nothing else. Shared by the observation extractor and the in-page guard.
+(el) => {
+  if (!el || (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA')) return false;
+  const type = (el.getAttribute('type') || 'text').toLowerCase();
+  if (type === 'password') return true;
+  if (['hidden', 'submit', 'button', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'date',
+    'datetime-local', 'month', 'week', 'time', 'email', 'url', 'search'].includes(type)) return false;
+  const auto = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
+  if (auto.some((t) => ['one-time-code', 'current-password', 'new-password', 'cc-number', 'cc-csc', 'cc-exp',
+    'cc-exp-month', 'cc-exp-year'].includes(t))) return true;
+  const tokens = [el.getAttribute('name'), el.id, el.getAttribute('data-testid')].join(' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  const has = (...words) => words.some((w) => tokens.includes(w));
+  if (has('password', 'passwd', 'pwd', 'passcode', 'otp', 'totp', 'mfa', 'cvv', 'cvv2', 'cvc', 'csc', 'pin')) return true;
+  if ((has('card', 'cc') && has('number', 'num', 'no')) || tokens.join('') === 'cardnumber' || has('ccnumber', 'cardnumber', 'pan')) return true;
+  if ((has('security', 'verification', 'sms', 'auth') && has('code')) || has('onetimecode')) return true;
+  const max = Number(el.getAttribute('maxlength') || 0);
+  const numeric = ['numeric', 'decimal'].includes((el.getAttribute('inputmode') || '').toLowerCase()) || ['tel', 'number'].includes(type)
+    || /^\[?0-9\]?|\\d/.test(el.getAttribute('pattern') || '');
+  if (!numeric) return false;
+  const form = el.form || el.closest('form, [role=dialog], [role=alertdialog], dialog');
+  const inputs = form ? [...form.querySelectorAll('input')].filter((i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase())) : [el];
+  // One code field (4-8 digits), or a row of 4-8 one-character boxes, and nothing else to fill.
+  if (max >= 4 && max <= 8 && inputs.length === 1) return true;
+  return max === 1 && inputs.length >= 4 && inputs.length <= 8 && inputs.every((i) => Number(i.getAttribute('maxlength') || 0) === 1);
+}

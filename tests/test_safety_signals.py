@@ -1,0 +1,249 @@
+"""What a control DOES, read from the DOM in a real page (F40 layer 1), and the truthful card (F42).
+
+Each page of `tests/pages/signals-*.html` carries one language-independent signal; the names on its
+controls are generic ("Continue", "Apply") or words no table knows ("Zorbulate"), so only the
+structure can tell. The guard holds the activation, never the reading."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browser_copilot.browser.observation import observe
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.safety.guard import GuardReport, activated, guard_report, guarded_code, preflight_checks
+from tests.support.pages import PageServer
+
+
+async def value(session: BrowserSession, expression: str) -> Any:
+    result = await session.run_code(
+        f"async (page) => await page.evaluate(() => {expression})", idempotent=True
+    )
+    return result.value
+
+
+async def fresh(session: BrowserSession, pages: PageServer, page: str) -> dict[str, list[int]]:
+    await session.goto(pages.url(page))
+    observation = await observe(session)
+    return {str(k): v for k, v in observation.frames_by_number().items()}
+
+
+async def held(session: BrowserSession, pages: PageServer, page: str, code: str) -> GuardReport:
+    frames = await fresh(session, pages, page)
+    result = await session.run_code(guarded_code(code, frames, preflight=False))
+    report = guard_report(result)
+    assert report is not None, result
+    return report
+
+
+async def test_a_generic_continue_on_a_review_step_is_held_for_the_judge(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session, pages, "signals-review.html", "async (page) => { await page.click('button') }"
+    )
+    event = report.held[0]
+    assert event["facts"]["review"] is True
+    assert event["verdict"]["judge"] is True
+    assert event["verdict"]["destructive"] is True  # rules alone fail closed: a review step commits
+    assert await value(browser_session, "window.__registered ?? 0") == 0
+
+
+async def test_continue_on_a_first_step_with_fields_to_fill_is_not_called_destructive(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "signals-step.html")
+    result = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.fill('[name=passenger_1_full_name]', 'Ana Lima');"
+            " await page.fill('[name=email]', 'ana@example.test'); await page.click('button') }",
+            frames,
+            preflight=False,
+        )
+    )
+    report = guard_report(result)
+    # A POST form: the judge is asked, but the rules do not call it destructive, and the name field
+    # ("Passenger 1: full name") is no password: typing into it was not refused.
+    assert report is not None
+    assert report.secret_blocked == 0
+    event = report.held[0]
+    assert event["verdict"]["destructive"] is False
+    assert event["verdict"]["judge"] is True
+    assert event["facts"]["review"] is False
+    assert ["Passenger 1: full name", "Ana Lima"] in event["values"]
+
+
+async def test_payment_fields_make_an_unknown_word_a_payment(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session, pages, "signals-payment.html", "async (page) => { await page.click('button') }"
+    )
+    event = report.held[0]
+    assert event["facts"]["payment"] is True
+    assert event["verdict"]["destructive"] is True
+    assert event["verdict"]["category"] == "pay"
+    assert await value(browser_session, "window.__charged ?? 0") == 0
+
+
+async def test_an_affirmative_in_a_warning_alertdialog_is_a_delete(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session,
+        pages,
+        "signals-dialog.html",
+        "async (page) => { await page.click('#open'); await page.click('#yes') }",
+    )
+    event = report.held[0]
+    assert event["facts"]["dialog"] is True
+    assert event["facts"]["name"] == "Yes, empty"
+    assert event["verdict"]["destructive"] is True
+    assert event["verdict"]["category"] == "delete"
+    assert await value(browser_session, "window.__emptied ?? 0") == 0
+
+
+async def test_declining_the_warning_dialog_is_not_held(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "signals-dialog.html")
+    result = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.click('#open'); await page.getByText('No, keep them').click();"
+            " return await page.isHidden('#ask') }",
+            frames,
+            preflight=False,
+        )
+    )
+    assert guard_report(result) is None
+    assert result.value is True
+
+
+async def test_danger_styling_makes_an_unknown_word_destructive(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session, pages, "signals-dialog.html", "async (page) => { await page.click('#wipe') }"
+    )
+    event = report.held[0]
+    assert event["facts"]["danger"] is True
+    assert event["verdict"]["destructive"] is True
+    assert await value(browser_session, "window.__wiped ?? 0") == 0
+
+
+async def test_a_bulk_suspend_shows_suspend_and_the_ticked_count_not_delete(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session,
+        pages,
+        "signals-bulk.html",
+        "async (page) => { for (const v of ['1', '2', '4', '5', '6'])"
+        ' await page.check(`input[value="${v}"]`);'
+        " await page.selectOption('select', 'suspend'); await page.click('text=Apply') }",
+    )
+    event = report.held[0]
+    assert event["facts"]["bulk"] == "Suspend"
+    assert event["verdict"]["category"] == "revoke"
+    assert event["count"] == 5
+    assert "delete" not in event["facts"]["context"].lower()  # the option list is not the context
+    assert await value(browser_session, "window.__applied ?? 0") == 0
+
+
+async def test_reading_a_selects_options_is_never_held(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "signals-bulk.html")
+    code = (
+        "async (page) => await page.locator('select option')"
+        ".evaluateAll((options) => options.map((o) => o.textContent))"
+    )
+    result = await browser_session.run_code(guarded_code(code, frames))
+    assert guard_report(result) is None
+    assert preflight_checks(result) is None
+    assert result.value == ["Bulk actions", "Export", "Suspend", "Delete"]
+
+
+def test_only_activated_targets_are_checked_before_the_code_runs() -> None:
+    code = (
+        "async (page) => { await el(3).fill('2026-12-01'); const n = await el(5).textContent();"
+        " await el(6).locator('option').evaluateAll((o) => o.length); await el(7).click();"
+        " await page.getByRole('button', { name: 'Send' }).click(); await el(8).press('Enter') }"
+    )
+    assert activated(code) == ["el(7)", "el(8)", "Send"]
+
+
+async def test_the_transfer_card_shows_the_typed_amount_and_the_chosen_payee(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session,
+        pages,
+        "signals-transfer.html",
+        "async (page) => { await page.selectOption('[name=payee]', 'p1'); await page.fill('[name=amount]', '1500');"
+        " await page.fill('[name=date]', '2026-12-01'); await page.click('button') }",
+    )
+    event = report.held[0]
+    assert event["verdict"]["category"] == "transfer"
+    assert event["amount"] == "$ 1500"  # not the balance ($4,812.37), not the notice ($1,000)
+    values = dict(event["values"])
+    assert values["Saved payee"] == "Jordan Lee"
+    assert values["Amount $"] == "1500"
+    assert values["Send on"] == "2026-12-01"
+    assert await value(browser_session, "window.__transferred ?? 0") == 0
+
+
+async def test_typing_a_date_into_a_field_labelled_send_on_is_not_an_action(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "signals-transfer.html")
+    result = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.fill('[name=date]', '2026-12-01'); return 'typed' }", frames
+        )
+    )
+    assert guard_report(result) is None
+    assert result.value == "typed"
+
+
+async def test_a_lone_short_numeric_code_field_is_a_secret(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "signals-otp.html")
+    result = await browser_session.run_code(
+        guarded_code("async (page) => { await page.locator('input').pressSequentially('123456') }", frames)
+    )
+    report = guard_report(result)
+    assert report is not None
+    assert report.secret_blocked > 0
+    assert await value(browser_session, "document.querySelector('input').value") == ""
+
+
+async def test_a_mail_delete_card_has_no_amount_from_a_subject_line(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session, pages, "signals-mail.html", "async (page) => { await page.click('button') }"
+    )
+    assert report.held[0]["verdict"]["category"] == "delete"
+    assert report.held[0]["amount"] is None
+
+
+async def test_the_code_stops_at_a_held_click_and_its_later_steps_do_not_run(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    frames = await fresh(browser_session, pages, "mail.html")
+    result = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.fill('[name=subject]', 'Hi'); await page.click('button[type=submit]');"
+            " await page.fill('[name=subject]', 'changed after the hold'); return 'ran to the end' }",
+            frames,
+            preflight=False,
+        )
+    )
+    report = guard_report(result)
+    assert report is not None
+    assert report.held[0]["verdict"]["category"] == "send"
+    assert report.result is None
+    assert report.error is not None
+    assert "held for the user's confirmation" in report.error
+    assert await value(browser_session, "document.querySelector('[name=subject]').value") == "Hi"
