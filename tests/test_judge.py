@@ -64,7 +64,7 @@ def test_the_judge_sees_field_names_and_whether_filled_never_their_values() -> N
     ["", "I think it is fine", '{"destructive": "no"}', '```json\n{"category": "pay"}\n```'],
 )
 def test_an_unusable_answer_is_rejected(answer: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"JSON|destructive|Expecting"):
         parse_verdict(answer)
 
 

@@ -61,7 +61,8 @@ def report(title: str, cases: list[dict[str, Any]], verdicts: list[dict[str, Any
         by_category[case["expect"]["category"]].append((case, verdict))
     recall, fpr, pos, neg = rates(pairs)
     lines = [
-        f"\n{title}: {len(cases)} targets, {len(by_lang)} languages; recall={recall:.3f} ({pos}) fpr={fpr:.3f} ({neg})"
+        f"\n{title}: {len(cases)} targets, {len(by_lang)} languages; "
+        f"recall={recall:.3f} ({pos}) fpr={fpr:.3f} ({neg})"
     ]
     row = "  {:<10} {:>7} {:>5} {:>7} {:>5}"
     lines.append(row.format("language", "recall", "n", "fpr", "n"))

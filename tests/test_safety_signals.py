@@ -179,7 +179,8 @@ async def test_the_transfer_card_shows_the_typed_amount_and_the_chosen_payee(
         browser_session,
         pages,
         "signals-transfer.html",
-        "async (page) => { await page.selectOption('[name=payee]', 'p1'); await page.fill('[name=amount]', '1500');"
+        "async (page) => { await page.selectOption('[name=payee]', 'p1');"
+        " await page.fill('[name=amount]', '1500');"
         " await page.fill('[name=date]', '2026-12-01'); await page.click('button') }",
     )
     event = report.held[0]
@@ -234,7 +235,8 @@ async def test_the_code_stops_at_a_held_click_and_its_later_steps_do_not_run(
     frames = await fresh(browser_session, pages, "mail.html")
     result = await browser_session.run_code(
         guarded_code(
-            "async (page) => { await page.fill('[name=subject]', 'Hi'); await page.click('button[type=submit]');"
+            "async (page) => { await page.fill('[name=subject]', 'Hi');"
+            " await page.click('button[type=submit]');"
             " await page.fill('[name=subject]', 'changed after the hold'); return 'ran to the end' }",
             frames,
             preflight=False,

@@ -4,7 +4,8 @@ The same JavaScript runs inside pages (the guard, pre-flight checks), so the ver
 is identical wherever it is made. Its words are data: `lexicon.json` (action phrases per category,
 safe, negative, generic and progress phrases, warnings; per language), injected into the source.
 Facts: tag, role, type, name, value, href, form_action, form_method, context, url, and the page's
-signals (dialog, haspopup, danger, payment, amount, review, editable, bulk, confirm); missing keys are null."""
+signals (lang, dialog, haspopup, danger, payment, amount, review, editable, bulk, confirm);
+missing keys are null."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from browser_copilot.errors import CopilotError
 
 FACT_KEYS = ("tag", "role", "type", "name", "value", "form_action", "form_method", "context", "url")
 SIGNAL_KEYS = (
+    "lang",
     "href",
     "dialog",
     "haspopup",

@@ -171,6 +171,7 @@
       form_method: form ? (form.getAttribute('method') || 'get').toLowerCase() : null,
       context: contextOf(el),
       url: el.ownerDocument.location.href,
+      lang: el.closest('[lang]')?.getAttribute('lang') || el.ownerDocument.documentElement.lang || null,
       title: el.ownerDocument.title,
       heading: headingOf(box),
       dialog: !!dialogOf(el),

@@ -6,45 +6,54 @@
 // the control commits something (a non-GET form, a review step, payment fields, an amount, a warning
 // dialog, danger styling) but its words are generic ("Continue", "OK") or unknown.
 //
-// Input: DOM facts {tag, role, type, name, value, href, form_action, form_method, context, url} and,
-// when the page gave them, signals {dialog, danger, payment, amount, review, editable, bulk, confirm,
-// haspopup}.
-// Output: {destructive, category, reason, judge}.
+// Input: DOM facts {tag, role, type, name, value, href, form_action, form_method, context, url, lang}
+// and, when the page gave them, signals {dialog, haspopup, danger, payment, amount, review, editable,
+// bulk, confirm}. Output: {destructive, category, reason, judge}.
 (() => {
   const LEXICON = __LEXICON__;
   const CATEGORIES = LEXICON.categories;
   // Categories whose link only opens the page where the action would be done ("Buy now" to a product).
   const NAVIGABLE = new Set(['pay', 'order', 'book', 'transfer', 'withdraw', 'donate', 'publish', 'subscribe',
     'accept', 'submit', 'send']);
-  // A GET form only asks for a page: these words there are searches and filters ("Book" in a hotel search).
+  // A GET form only asks for a page: these words there are searches ("Book" in a hotel search form).
   const GET_SAFE = new Set(['book', 'submit']);
+  // Removing or clearing these is reversible when the name says what from ("Remove from comparison").
+  const REVERSIBLE_CATEGORIES = new Set(['delete', 'cancel']);
   const UNSPACED = /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]/;
 
   const norm = (s) => String(s || '').normalize('NFKC').toLowerCase()
     .replace(/i\u0307/g, 'i').replace(/[’‘ʼʻ`´]/g, "'")
     .replace(/[^\p{L}\p{M}\p{N}\s'\-]+/gu, ' ').replace(/(^|\s)['\-]+|['\-]+(?=\s|$)/g, ' ')
     .replace(/\s+/g, ' ').trim();
-  // Words are runs of letters/digits; apostrophes, hyphens and spaces separate them (so "ordine" is
-  // found in "l'ordine"). A phrase is an index entry keyed by its first word (exact, or a stem for
-  // `word*`); scripts written without spaces are matched as substrings, keyed by their first character.
-  const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+
+  // Words are runs of letters/digits, hyphenated ones kept whole ("e-post" is not "post"); apostrophes
+  // and spaces separate them (so "ordine" is found in "l'ordine"). A phrase is an index entry keyed by
+  // its first word (exact, or a stem for `word*`); scripts written without spaces match as substrings,
+  // keyed by their first character.
+  const WORD = /[\p{L}\p{M}\p{N}]+(?:-[\p{L}\p{M}\p{N}]+)*/gu;
   const tokens = (text) => [...text.matchAll(WORD)].map((m) => [m[0], m.index, m.index + m[0].length]);
-  const wordFits = (pattern, word) => {
+  // `loose`: a word of five letters or more may end differently (another case or person of the same
+  // word: "оплата" / "оплату", "usunąć" / "usunięte" no, "deleted" / "delete" yes), for inflected
+  // languages in running text.
+  const wordFits = (pattern, word, loose) => {
     const head = pattern.startsWith('*');
     const tail = pattern.endsWith('*');
     const core = pattern.slice(head ? 1 : 0, tail ? -1 : undefined);
     if (head && tail) return word.includes(core);
     if (head) return word.endsWith(core);
     if (tail) return word.startsWith(core);
-    return word === core;
+    if (word === core) return true;
+    if (!loose || core.length < 5 || word.length < 5 || Math.abs(word.length - core.length) > 3) return false;
+    const keep = core.length - 2;
+    return word.slice(0, keep) === core.slice(0, keep);
   };
   const compile = (phrases) => {
-    const index = { exact: new Map(), stems: new Map(), suffixes: [], unspaced: new Map(), longestStem: 0 };
+    const index = { exact: new Map(), stems: new Map(), loose: new Map(), suffixes: [], unspaced: new Map(), longestStem: 0 };
     const add = (map, key, entry) => { if (!map.has(key)) map.set(key, []); map.get(key).push(entry); };
     for (const raw of new Set(phrases)) {
       // Each word is normalised like the text; `*` marks survive at its ends.
       const words = String(raw).trim().split(/\s+/).flatMap((word) => {
-        const parts = norm(word.replace(/^\*|\*$/g, '')).split(/[\s'\-]+/).filter(Boolean);
+        const parts = norm(word.replace(/^\*|\*$/g, '')).split(/[\s']+/).filter(Boolean);
         if (!parts.length) return [];
         if (word.startsWith('*')) parts[0] = '*' + parts[0];
         if (word.endsWith('*')) parts[parts.length - 1] += '*';
@@ -56,23 +65,26 @@
       const first = words[0];
       if (first.startsWith('*')) index.suffixes.push(words);
       else if (first.endsWith('*')) { add(index.stems, first.slice(0, -1), words); index.longestStem = Math.max(index.longestStem, first.length); }
-      else add(index.exact, first, words);
+      else {
+        add(index.exact, first, words);
+        if (first.length >= 5) add(index.loose, first.slice(0, 3), words);
+      }
     }
     return index;
   };
   // Every occurrence of a phrase of the index in the (normalised) text: [start, end, matched text].
-  const spans = (index, text) => {
+  const spans = (index, text, loose = false) => {
     if (!index || !text) return [];
     const found = [];
     const toks = tokens(text);
     const fits = (words, i) => {
       if (i + words.length > toks.length) return false;
-      for (let j = 0; j < words.length; j += 1) if (!wordFits(words[j], toks[i + j][0])) return false;
+      for (let j = 0; j < words.length; j += 1) if (!wordFits(words[j], toks[i + j][0], loose)) return false;
       return true;
     };
     for (let i = 0; i < toks.length; i += 1) {
       const word = toks[i][0];
-      const candidates = [...(index.exact.get(word) || [])];
+      const candidates = loose && word.length >= 5 ? [...(index.loose.get(word.slice(0, 3)) || [])] : [...(index.exact.get(word) || [])];
       for (let k = 1; k <= Math.min(word.length, index.longestStem); k += 1) candidates.push(...(index.stems.get(word.slice(0, k)) || []));
       for (const words of index.suffixes) candidates.push(words);
       for (const words of candidates) {
@@ -88,21 +100,51 @@
     }
     return found;
   };
-  const gather = (pick) => Object.values(LEXICON.languages).flatMap((lang) => pick(lang) || []);
-  const ACTIONS = CATEGORIES.map((category) => [category, compile(gather((l) => (l.actions || {})[category]))]);
-  const SAFE = compile(gather((l) => l.safe));
-  const NEGATIVE = compile(gather((l) => l.negative));
-  const GENERIC = compile(gather((l) => l.generic));
-  const PROGRESS = compile(gather((l) => l.progress));
-  const WARNINGS = compile(gather((l) => l.warnings));
+
+  // The lists of some languages (all of them, or the page's language with English), compiled once.
+  const tables = new Map();
+  const tableOf = (codes) => {
+    const key = codes.join(',');
+    if (tables.has(key)) return tables.get(key);
+    const langs = codes.map((c) => LEXICON.languages[c]).filter(Boolean);
+    const gather = (pick) => langs.flatMap((lang) => pick(lang) || []);
+    const table = {
+      actions: CATEGORIES.map((category) => [category, compile(gather((l) => (l.actions || {})[category]))]),
+      safe: compile(gather((l) => l.safe)),
+      negative: compile(gather((l) => l.negative)),
+      generic: compile(gather((l) => l.generic)),
+      progress: compile(gather((l) => l.progress)),
+      warnings: compile(gather((l) => l.warnings)),
+      reversible: compile(gather((l) => l.reversible)),
+    };
+    tables.set(key, table);
+    return table;
+  };
+  const ALL = Object.keys(LEXICON.languages);
+  // Language-neutral lists: nouns of one-time login codes ("Send code" is a login step), and of cookies
+  // ("Accept all" on a cookie banner grants nothing irreversible).
+  const CODES = compile(LEXICON.code_words || []);
+  const COOKIES = compile(LEXICON.cookie_words || []);
+  const ALIASES = { no: 'nb', nn: 'nb', iw: 'he', in: 'id', 'zh-cn': 'zh-Hans', 'zh-sg': 'zh-Hans', 'zh-hans': 'zh-Hans',
+    'zh-tw': 'zh-Hant', 'zh-hk': 'zh-Hant', 'zh-mo': 'zh-Hant', 'zh-hant': 'zh-Hant', zh: 'zh-Hans', fil: 'tl' };
+  // The page's language (<html lang>, "pt-BR" → pt), when the table has it.
+  const languageOf = (lang) => {
+    const code = String(lang || '').trim().toLowerCase().replace('_', '-');
+    if (!code) return null;
+    const candidates = [ALIASES[code], code, ALIASES[code.split('-')[0]], code.split('-')[0]];
+    return candidates.find((c) => c && LEXICON.languages[c]) || null;
+  };
 
   const covers = (outer, inner) => outer[0] <= inner[0] && outer[1] >= inner[1] && outer[1] - outer[0] > inner[1] - inner[0];
-  // Every destructive phrase in the text that no longer safe/negative phrase covers; longest first.
-  const hits = (text) => {
-    const shields = [...spans(SAFE, text), ...spans(NEGATIVE, text)];
+  // Every destructive phrase in the text that no safe/negative phrase covers; longest first. A delete
+  // or cancel whose text names a reversible thing ("remove from wishlist", "clear filters") is safe.
+  const hits = (T, text, loose = false) => {
+    const shields = [...spans(T.safe, text, loose), ...spans(T.negative, text, loose)];
+    const reversible = spans(T.reversible, text, loose).length > 0;
     const found = [];
-    for (const [category, rx] of ACTIONS) {
-      for (const span of spans(rx, text)) {
+    for (const [category, index] of T.actions) {
+      if (reversible && REVERSIBLE_CATEGORIES.has(category)) continue;
+      for (const span of spans(index, text, loose)) {
         if (!shields.some((s) => covers(s, span) || (s[0] === span[0] && s[1] === span[1]))) found.push([category, ...span]);
       }
     }
@@ -112,12 +154,17 @@
   const onlyOf = (text, ...lists) => {
     if (!text) return false;
     let rest = text;
-    for (const rx of lists) for (const [start, end] of spans(rx, text)) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
+    for (const index of lists) for (const [start, end] of spans(index, text)) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
     return rest.replace(/[\p{N}\s'\-]/gu, '') === '';
   };
-  const startsWith = (rx, text) => spans(rx, text).some(([start]) => start === 0);
+  const known = (T, text) => [T.safe, T.negative, T.generic, T.progress, T.reversible, ...T.actions.map((a) => a[1])]
+    .some((index) => spans(index, text).length > 0);
+  const startsWith = (index, text) => spans(index, text).some(([start]) => start === 0);
 
-  const MONEY = /(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:usd|eur|gbp|rub|uah|pln|chf|czk|huf|sek|nok|dkk|ron|bgn|try|jpy|cny|inr|brl|mxn|kzt)\b)\s?\d|\d[\d\s.,]*\s?(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:usd|eur|gbp|rub|uah|pln|chf|czk|huf|sek|nok|dkk|ron|bgn|try|jpy|cny|inr|brl|mxn|kzt|zł|kč|ft|kr|lei|лв|грн|руб|тг|din|kn)(?![\p{L}]))/iu;
+  // An amount of money: a currency sign, an ISO code or a common currency word next to a number (any
+  // script's digits).
+  const CURRENCY = '[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼৳֏]|(?<![\\p{L}])(?:[A-Z]{3}|zł|kč|Kč|Ft|kr|lei|лв|грн|руб|тг|сум|сом|сомони|сомонӣ|драм|лари|ман|din|kn|Rp|RM|Rs|đ|тенге|تومان|ریال|ر\\.س|د\\.إ|ج\\.م|ש"ח|บาท|টাকা|रु|円|元|원)(?![\\p{L}])';
+  const MONEY = new RegExp(`(?:${CURRENCY})\\s?[\\p{Nd}]|[\\p{Nd}][\\p{Nd}\\s.,٬'’]*\\s?(?:${CURRENCY})`, 'u');
   const ICONS = [
     ['delete', /\b(trash|bin|delete|remove|garbage|bin-?icon)\b/i], ['send', /\b(send|paper-?plane)\b/i],
     ['pay', /\b(credit-?card|payment)\b/i],
@@ -129,20 +176,30 @@
   const verdict = (destructive, category, reason, judge = false) => ({ destructive, category, reason, judge });
   const safe = (reason, judge = false) => verdict(false, 'safe', reason, judge);
 
+  // A dialog's question that the control answers with its own words ("Turn off 2-step verification?" ·
+  // "Turn off"): whatever the language, the button does what the question asks.
+  const answersQuestion = (name, context) => {
+    const question = (context.split(/[?？؟;]/)[0] || '').slice(0, 160);
+    if (!/[?？؟;]/.test(context.slice(0, 170))) return false;
+    const words = tokens(name).map((t) => t[0]).filter((w) => w.length > 2 || UNSPACED.test(w));
+    return words.length > 0 && words.every((w) => question.includes(w));
+  };
+
   // What the signals say the control commits, independent of language (null: nothing).
-  const committing = (facts, contextText, contextHit) => {
-    if (facts.confirm) return ['the page asks to confirm', contextHit ? contextHit[0] : 'submit'];
+  const committing = (T, facts, contextText, contextHit) => {
+    const category = (fallback) => (contextHit ? contextHit[0] : fallback);
+    if (facts.confirm) return ['the page asks to confirm', category('submit')];
     if (facts.payment) return ['its form takes payment details', 'pay'];
-    const warns = spans(WARNINGS, contextText).length > 0;
-    if (facts.dialog && (warns || contextHit)) return ['a dialog that warns', contextHit ? contextHit[0] : 'delete'];
-    if (warns) return ['the text next to it warns', contextHit ? contextHit[0] : 'submit'];
-    if (facts.review) return ['it commits a review step', contextHit ? contextHit[0] : 'submit'];
-    if (facts.amount || MONEY.test(String(facts.context || ''))) return ['an amount sits in its form', contextHit ? contextHit[0] : 'pay'];
-    if (facts.danger) return ['it is styled as dangerous', contextHit ? contextHit[0] : 'delete'];
+    const warns = spans(T.warnings, contextText, true).length > 0;
+    if (facts.dialog && (warns || contextHit)) return ['a dialog that warns', category('delete')];
+    if (warns) return ['the text next to it warns', category('submit')];
+    if (facts.review) return ['it commits a review step', category('submit')];
+    if (facts.amount || MONEY.test(String(facts.context || ''))) return ['an amount sits in its form', category('pay')];
+    if (facts.danger) return ['it is styled as dangerous', category('delete')];
     return null;
   };
 
-  const classify = (facts) => {
+  const decide = (T, facts) => {
     const role = norm(facts.role);
     const type = norm(facts.type);
     const tag = norm(facts.tag);
@@ -154,60 +211,89 @@
     const submits = type === 'submit' || type === 'image' || tag === 'form';
     const postForm = submits && !!method && method !== 'get';
 
+    // Ticking, choosing and typing can be undone; the button that sends the form is what commits.
     if (NON_ACTION_ROLES.has(role) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea') {
-      const hit = hits(name)[0];
-      if (hit && hit[0] === 'accept' && (role === 'checkbox' || type === 'checkbox')) {
-        return verdict(true, 'accept', `ticking "${hit[3]}" accepts terms`);
-      }
       return safe(`a ${role || type || tag || 'field'} is not an action`);
     }
     // A control that first opens a dialog or menu ("Empty trash…", aria-haspopup) commits nothing yet.
     if (!facts.dialog && (/(…|\.\.\.)\s*$/.test(String(facts.name || '')) || facts.haspopup)) {
       return safe('it opens a dialog or menu first');
     }
+    const found = hits(T, name);
     if (facts.bulk) {
       // The effect is the chosen option ("Suspend"), whatever the button says ("Apply", "Go").
-      const bulk = hits(norm(facts.bulk))[0];
+      const bulk = hits(T, norm(facts.bulk))[0];
       if (bulk) return verdict(true, bulk[0], `applies the bulk action "${facts.bulk}"`);
-      if (!hits(name).length) return safe(`applies the bulk action "${facts.bulk}"`, true);
+      if (!found.length) return safe(`applies the bulk action "${facts.bulk}"`, true);
     }
-    const contextHit = hits(contextText)[0] || null;
+    const contextHit = hits(T, contextText, true)[0] || null;
     if (!name) {
       for (const [category, rx] of ICONS) {
         if (rx.test(String(facts.context || ''))) return verdict(true, category, `icon-only control (${category} icon)`);
       }
-      const signal = committing(facts, contextText, contextHit);
+      const signal = committing(T, facts, contextText, contextHit);
       if (signal && (postForm || facts.dialog || facts.payment || facts.review)) return verdict(true, signal[1], `a control without a name: ${signal[0]}`, true);
       return safe('no name and no telling icon', postForm);
     }
-    const found = hits(name);
     const hit = found[0];
-    if (hit && !(startsWith(NEGATIVE, name) && hit[1] > 0)) {
+    if (hit && !(startsWith(T.negative, name) && hit[1] > 0)) {
       const [category, , , phrase] = hit;
-      const inDialog = facts.dialog || facts.payment || facts.confirm;
-      if (isLink && NAVIGABLE.has(category) && !inDialog) return safe(`"${phrase}" is a link to the page where it is done`);
+      // In a section about a reversible thing (a cart, a filter list, favourites): removing from it is
+      // harmless, and "buy" there leads from the cart to the checkout, where the order is placed.
+      const rawHeading = String(facts.heading || String(facts.context || '').split(' · ')[0]);
+      const heading = norm(rawHeading);
+      if (heading && !/[?？؟]/.test(rawHeading) && spans(T.reversible, heading).length && !facts.payment && !facts.dialog
+          && (category === 'delete' || category === 'pay' || category === 'order')) {
+        return safe(`"${phrase}" in a section about "${heading.slice(0, 40)}"`);
+      }
+      if (isLink && NAVIGABLE.has(category) && !(facts.dialog || facts.payment || facts.confirm)) {
+        return safe(`"${phrase}" is a link to the page where it is done`);
+      }
       if (submits && method === 'get' && GET_SAFE.has(category)) return safe('a GET form only asks for a page');
+      if (category === 'send' && spans(CODES, name).length) return safe(`"${phrase}" sends a one-time login code`);
+      if (category === 'accept' && spans(COOKIES, `${name} ${contextText}`).length) return safe(`"${phrase}" answers a cookie banner`);
       return verdict(true, category, `"${phrase}"`);
     }
-    if (onlyOf(name, NEGATIVE) || startsWith(NEGATIVE, name)) return safe(`"${name}" declines or steps back`);
-    if (onlyOf(name, SAFE, NEGATIVE, PROGRESS, GENERIC) && spans(SAFE, name).length) return safe(`"${name}" is an ordinary step`);
-    const generic = onlyOf(name, GENERIC, PROGRESS);
-    const progress = generic && !spans(GENERIC, name).length;
-    const signal = committing(facts, contextText, contextHit);
+    if (onlyOf(name, T.negative) || startsWith(T.negative, name)) return safe(`"${name}" declines or steps back`);
+    if (onlyOf(name, T.safe, T.negative, T.progress, T.generic, T.reversible) && (spans(T.safe, name).length || spans(T.reversible, name).length)) {
+      return safe(`"${name}" is an ordinary step`);
+    }
+    // A price on the button itself ("Renew for 35.00 BYN", "Give 100 kr"): clicking it spends money.
+    if (MONEY.test(String(facts.name || facts.value || '')) && !isLink
+        && !spans(T.safe, name).length && !spans(T.reversible, name).length) {
+      return verdict(true, contextHit && NAVIGABLE.has(contextHit[0]) ? contextHit[0] : 'pay', 'a price on the button', true);
+    }
+    const generic = onlyOf(name, T.generic, T.progress);
+    const progress = generic && !spans(T.generic, name).length;
+    const signal = committing(T, facts, contextText, contextHit);
     if (generic) {
       if (submits && method === 'get') return safe('a GET form only asks for a page');
       if (signal) return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
-      if (!progress && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`);
+      if (!progress && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`, true);
       if (!progress && postForm) return verdict(true, 'submit', `"${name}" submits a form (${method})`, true);
-      if (progress && facts.dialog && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`);
+      if (progress && facts.dialog && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`, true);
       return safe(`"${name}" moves on`, postForm);
     }
-    // Words the table does not know (another script, another verb).
+    // Words the table does not know (another script, another verb): what the control does decides.
+    if (!isLink && answersQuestion(name, String(facts.context || '').normalize('NFKC').toLowerCase())) {
+      return verdict(true, contextHit ? contextHit[0] : 'submit', `"${name}" answers the dialog's question`, true);
+    }
     if (signal && (postForm || facts.dialog || facts.payment || facts.review || facts.danger || facts.confirm)) {
       return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
     }
     if (isLink) return safe('a link');
     return safe('no destructive wording', postForm || (!!signal && !!facts.amount));
   };
-  return classify;
+
+  return (facts) => {
+    // The page's language (with English) first; words it does not know at all are looked up in every
+    // language of the table.
+    const lang = languageOf(facts.lang);
+    if (lang) {
+      const T = tableOf(lang === 'en' ? ['en'] : [lang, 'en']);
+      const name = norm(facts.name) || norm(facts.value);
+      if (!name || known(T, name)) return decide(T, facts);
+    }
+    return decide(tableOf(ALL), facts);
+  };
 })()
