@@ -219,7 +219,7 @@ class BrowserSession:
         """
         async with self._lock:
             try:
-                result = await self._call(code, timeout=timeout)
+                result = await self._call_guarded(code, timeout=timeout)
             except McpUnavailable as exc:
                 await self._restart_mcp(str(exc))
                 if not idempotent:
@@ -228,7 +228,7 @@ class BrowserSession:
                         error="The browser tool was restarted (its server process had stopped); "
                         "the code may not have run. Observe the page, then try again.",
                     )
-                result = await self._call(code, timeout=timeout)
+                result = await self._call_guarded(code, timeout=timeout)
             if result.ok or not browser_gone(result.error):
                 self._remember(result)
                 return result
@@ -236,9 +236,21 @@ class BrowserSession:
             already_back = await self._recover_browser(result.error or "")
             # A browser that was back before we looked died before this call, not during it.
             if idempotent or nothing_ran or already_back:
-                result = await self._call(code, timeout=timeout)
+                result = await self._call_guarded(code, timeout=timeout)
                 self._remember(result)
             return result
+
+    async def _call_guarded(self, code: str, *, timeout: float) -> CodeResult:
+        """One call; guarded code that finds the server without the guard runtime gets it, then runs."""
+        from browser_copilot.safety.guard import needs_runtime, runtime_install_code
+
+        result = await self._call(code, timeout=timeout)
+        if needs_runtime(result):
+            installed = await self._call(runtime_install_code(), timeout=timeout)
+            if not installed.ok:
+                return installed
+            result = await self._call(code, timeout=timeout)
+        return result
 
     def _remember(self, result: CodeResult) -> None:
         if result.page_url:

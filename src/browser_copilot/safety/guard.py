@@ -7,6 +7,7 @@ guard lets exactly one matching event through.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -102,6 +103,30 @@ def activated(code: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+RUNTIME_MISSING = "__bcNeedsRuntime"
+"""What guarded code returns, before running anything, when the MCP server lacks the guard runtime."""
+
+
+@cache
+def runtime_version() -> str:
+    return hashlib.sha256(guard_source().encode()).hexdigest()[:12]
+
+
+def runtime_install_code() -> str:
+    """Code that leaves the guard runtime (guard, classifier and its phrase table, ~0.5 MB) on the
+    browser context object of the MCP server, once per server; guarded calls then carry only a stub
+    and put the runtime into a document the first time they meet it there."""
+    return (
+        "async (page) => { const c = page.context();"
+        f" c.__bcRuntime = {json.dumps(guard_source())}; c.__bcRuntimeV = {json.dumps(runtime_version())};"
+        " return 'installed'; }"
+    )
+
+
+def needs_runtime(result: CodeResult) -> bool:
+    return result.ok and isinstance(result.value, dict) and RUNTIME_MISSING in result.value
+
+
 def guarded_code(
     code: str,
     frames: dict[str, list[int]] | None = None,
@@ -110,7 +135,6 @@ def guarded_code(
     preflight: bool = True,
 ) -> str:
     """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it."""
-    guard = guard_source()
     allow_js = json.dumps(allow.to_js() if allow else None)
     numbers, names = targets(code) if preflight else ([], [])
     check = ""
@@ -120,7 +144,7 @@ def guarded_code(
         facts = json.dumps({"op": "facts", "numbers": numbers, "names": names})
         check = (
             f"  const __allow = {allow_js};\n"
-            f"  const __checks = await page.evaluate(__guard, {facts}).catch(() => []);\n"
+            f"  const __checks = await __guard({facts}).catch(() => []);\n"
             "  const __ok = (c) => !!__allow && ((c.ref.startsWith('el(')"
             " && __allow.numbers.includes(Number(c.ref.slice(3, -1))))"
             " || __allow.names.includes(c.ref.toLowerCase()));\n"
@@ -135,8 +159,18 @@ def guarded_code(
     # code tool's global, is shadowed), so it reaches Playwright only through the membrane.
     return (
         "((__code) => async (page) => {\n"
+        "  const __ctx = page.context();\n"
+        f"  if (__ctx.__bcRuntimeV !== {json.dumps(runtime_version())})"
+        f" return {{ {RUNTIME_MISSING}: true }};\n"
+        "  const __guard = async (args) => {\n"
+        "    const call = () => page.evaluate("
+        "(a) => (window.__bcRuntime ? window.__bcRuntime(a) : '__bcMissing'), args);\n"
+        "    let out = await call();\n"
+        "    if (out === '__bcMissing') {"
+        " await page.evaluate(`void (window.__bcRuntime = ${__ctx.__bcRuntime})`); out = await call(); }\n"
+        "    return out;\n"
+        "  };\n"
         f"{code_prelude(frames)}"
-        f"  const __guard = {guard};\n"
         f"{check}"
         f"  const __membrane = {membrane_source()};\n"
         # After each action: if the guard now holds something, the rest of the code does not run
@@ -153,7 +187,7 @@ def guarded_code(
         "  } };\n"
         "  const __page = __membrane(page, __options);\n"
         "  globalThis.page = __page;\n"
-        f"  const __arm = () => page.evaluate(__guard, {{ op: 'arm', allow: {allow_js} }})"
+        f"  const __arm = () => __guard({{ op: 'arm', allow: {allow_js} }})"
         ".catch(() => false);\n"
         "  await __arm();\n"
         "  const __rearm = () => { __arm(); };\n"
@@ -162,7 +196,7 @@ def guarded_code(
         "  try { __result = await __code(__page, (n) => __options.wrap(el(n)))(__page); }"
         " catch (e) { __error = e; }\n"
         "  finally { page.off('domcontentloaded', __rearm); }\n"
-        "  const __report = await page.evaluate(__guard, { op: 'disarm' })"
+        "  const __report = await __guard({ op: 'disarm' })"
         ".catch(() => ({ held: [], secretBlocked: 0 }));\n"
         "  if (__report.held.length || __report.secretBlocked) {\n"
         "    return { __bcGuard: __report, result: __result === undefined ? null : __result,"

@@ -169,6 +169,8 @@
     ['delete', /\b(trash|bin|delete|remove|garbage|bin-?icon)\b/i], ['send', /\b(send|paper-?plane)\b/i],
     ['pay', /\b(credit-?card|payment)\b/i],
   ];
+  // Letters of scripts that no language of the table is written in (Ethiopic, Tamil, Khmer...).
+  const OTHER_SCRIPT = /(?![\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Georgian}\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Thai}\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])\p{L}/u;
   const NON_ACTION_ROLES = new Set(['checkbox', 'radio', 'textbox', 'searchbox', 'combobox', 'option', 'tab',
     'slider', 'spinbutton', 'switch', 'listbox', 'menuitemcheckbox', 'menuitemradio', 'treeitem', 'gridcell', 'row']);
   const BUTTON_TYPES = new Set(['submit', 'button', 'reset', 'image']);
@@ -282,7 +284,12 @@
       return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
     }
     if (isLink) return safe('a link');
-    return safe('no destructive wording', postForm || (!!signal && !!facts.amount));
+    // Words no language of the table knows: the rules let it pass; the judge looks when the control sits
+    // in a form or a dialog, or when its script is one the table lacks.
+    const unknown = !known(T, name) && /\p{L}/u.test(name);
+    const foreign = unknown && OTHER_SCRIPT.test(name);
+    return safe('no destructive wording', postForm || (!!signal && !!facts.amount)
+      || (unknown && (!!method || !!facts.dialog)) || foreign);
   };
 
   return (facts) => {

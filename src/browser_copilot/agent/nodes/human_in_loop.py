@@ -66,21 +66,27 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
             return Command(
                 update={
                     **cleared,
-                    "replay": {"held": pending.get("held", {}), "allow": pending.get("allow", {})},
+                    "replay": {
+                        "held": pending.get("held", {}),
+                        "allow": pending.get("allow", {}),
+                        "what": (pending.get("card") or {}).get("what", "the action"),
+                    },
                     "last_approval": {"category": category, "step": steps},
                 },
                 goto="tools",
             )
-        note = feedback(
-            f"The user declined: {pending.get('question', '')} It did not happen. Re-plan or ask them."
-        )
+        what = (pending.get("card") or {}).get("what", "the action")
+        note = feedback(f"The user declined {what}; it did not happen. Re-plan or ask them.")
         return Command(update={**cleared, "messages": [note], "observation_stale": True}, goto="agent")
     if approved and call is not None:
         return Command(
             update={
                 **cleared,
                 "approved_call": pending.get("id"),
-                "approved_allow": pending.get("allow"),
+                "approved_allow": {
+                    **(pending.get("allow") or {}),
+                    "what": (pending.get("card") or {}).get("what", "the action"),
+                },
                 "last_approval": {"category": category, "step": steps + 1},
             },
             goto="tools",

@@ -207,6 +207,10 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
     if isinstance(outcome, str):
         return outcome
     result = outcome
+    allowed = ""
+    if approved and allow_js:
+        what = str(allow_js.get("what") or "the action")
+        allowed = f"The user allowed {what} and it ran. "
     report = guard_report(result)
     if report is not None and report.held:
         run.failed_kind = "none"
@@ -238,7 +242,7 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         }
     )
     run.failed_kind = kind
-    text = result_text(result)
+    text = allowed + result_text(result)
     dialog = parse_dialog(result)
     if dialog is not None:
         text += f'\nA {dialog.kind} dialog is open: "{dialog.message}". Answer it with handle_dialog.'
@@ -362,10 +366,11 @@ async def _replay(state: AgentState, ctx: AgentContext) -> Command[Next]:
     result = await ctx.browser.run_code(
         replay_code(str(held.get("id")), str(held.get("kind")), allow), timeout=ctx.limits.code_timeout
     )
+    what = replay.get("what", "the action")
     text = (
-        "The user allowed it; it was done once."
+        f"The user allowed {what} and it ran (once)."
         if result.ok and guard_report(result) is None
-        else f"The approved action could not be done: {result.error or 'it was held again'}."
+        else f"The user allowed {what}, but it could not be done: {result.error or 'it was held again'}."
     )
     ctx.events(Event("tool_result", {"tool": "replay", "ok": result.ok, "summary": text}))
     return Command(
