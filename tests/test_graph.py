@@ -353,7 +353,7 @@ async def test_a_held_click_and_its_confirm_dialog_need_one_yes(
     assert await page_value(browser_session, "document.querySelectorAll('#u2').length") == 1
     # /yes replays the click once; the site's own confirm() for that same deletion needs no second /yes.
     done = await runner.send("/yes")
-    assert done.stop_reason == "answered"
+    assert done.stop_reason == "answered", done.interrupt
     assert await page_value(browser_session, "document.querySelectorAll('#u2').length") == 0
 
 

@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
+
+from browser_copilot.agent.context import AgentContext, Limits
+from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
 from browser_copilot.browser.observation import observe
 from browser_copilot.browser.session import BrowserSession
+from browser_copilot.events import EventLog
 from browser_copilot.safety.guard import GuardReport, activated, guard_report, guarded_code, preflight_checks
 from tests.support.pages import PageServer
+from tests.support.scripted_model import ScriptedModel, call, code, say
 
 
 async def value(session: BrowserSession, expression: str) -> Any:
@@ -249,3 +255,52 @@ async def test_the_code_stops_at_a_held_click_and_its_later_steps_do_not_run(
     assert report.error is not None
     assert "held for the user's confirmation" in report.error
     assert await value(browser_session, "document.querySelector('[name=subject]').value") == "Hi"
+
+
+async def test_a_generic_submit_of_a_post_form_is_held(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    report = await held(
+        browser_session,
+        pages,
+        "signals-post.html",
+        "async (page) => { await page.fill('textarea', 'Great service'); await page.click('button') }",
+    )
+    event = report.held[0]
+    assert event["facts"]["form_method"] == "post"
+    assert event["verdict"]["destructive"] is True
+    assert event["verdict"]["category"] == "submit"
+    assert ["Your message", "Great service"] in event["values"]
+    assert await value(browser_session, "window.__posted ?? 0") == 0
+
+
+async def test_accepting_a_native_confirm_that_warns_needs_the_user(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    runner = AgentRunner(
+        compile_graph(InMemorySaver()),
+        AgentContext(
+            llm=ScriptedModel(
+                replies=[
+                    code(f"async (page) => {{ await page.goto('{pages.url('signals-dialog.html')}') }}"),
+                    code("async (page) => { await page.click('#purge') }"),
+                    call("handle_dialog", accept=True),
+                    say("Removed."),
+                ]
+            ),
+            browser=browser_session,
+            limits=Limits(),
+            events=EventLog(),
+        ),
+        session_id=new_session_id(),
+    )
+    waiting = await runner.send("Tidy up my files")
+    assert waiting.stop_reason == "waiting_confirmation"
+    assert waiting.interrupt is not None
+    card = waiting.interrupt["card"]
+    assert card["category"] == "delete"
+    assert "Remove all 3 files permanently?" in card["what"]
+    assert card["by"] == "fail-closed"  # no judge model here: the rules' verdict stands and the user is asked
+    declined = await runner.send("/no")
+    assert declined.stop_reason == "answered"
+    assert await value(browser_session, "window.__purged ?? 0") == 0

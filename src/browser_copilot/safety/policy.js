@@ -32,9 +32,9 @@
   // keyed by their first character.
   const WORD = /[\p{L}\p{M}\p{N}]+(?:-[\p{L}\p{M}\p{N}]+)*/gu;
   const tokens = (text) => [...text.matchAll(WORD)].map((m) => [m[0], m.index, m.index + m[0].length]);
-  // `loose`: a word of five letters or more may end differently (another case or person of the same
-  // word: "оплата" / "оплату", "usunąć" / "usunięte" no, "deleted" / "delete" yes), for inflected
-  // languages in running text.
+  // `loose`: a word of six letters or more may end differently after its first five (another case or
+  // person of the same word: "оплата" / "оплату", "delete" / "deleted"), for inflected languages in
+  // running text.
   const wordFits = (pattern, word, loose) => {
     const head = pattern.startsWith('*');
     const tail = pattern.endsWith('*');
@@ -43,8 +43,8 @@
     if (head) return word.endsWith(core);
     if (tail) return word.startsWith(core);
     if (word === core) return true;
-    if (!loose || core.length < 5 || word.length < 5 || Math.abs(word.length - core.length) > 3) return false;
-    const keep = core.length - 2;
+    if (!loose || core.length < 6 || word.length < 6 || Math.abs(word.length - core.length) > 3) return false;
+    const keep = Math.max(5, core.length - 2);
     return word.slice(0, keep) === core.slice(0, keep);
   };
   const compile = (phrases) => {
@@ -67,7 +67,7 @@
       else if (first.endsWith('*')) { add(index.stems, first.slice(0, -1), words); index.longestStem = Math.max(index.longestStem, first.length); }
       else {
         add(index.exact, first, words);
-        if (first.length >= 5) add(index.loose, first.slice(0, 3), words);
+        if (first.length >= 6) add(index.loose, first.slice(0, 3), words);
       }
     }
     return index;
@@ -84,7 +84,7 @@
     };
     for (let i = 0; i < toks.length; i += 1) {
       const word = toks[i][0];
-      const candidates = loose && word.length >= 5 ? [...(index.loose.get(word.slice(0, 3)) || [])] : [...(index.exact.get(word) || [])];
+      const candidates = loose && word.length >= 6 ? [...(index.loose.get(word.slice(0, 3)) || [])] : [...(index.exact.get(word) || [])];
       for (let k = 1; k <= Math.min(word.length, index.longestStem); k += 1) candidates.push(...(index.stems.get(word.slice(0, k)) || []));
       for (const words of index.suffixes) candidates.push(words);
       for (const words of candidates) {
