@@ -139,8 +139,9 @@
   // Every destructive phrase in the text that no safe/negative phrase covers; longest first. A delete
   // or cancel whose text names a reversible thing ("remove from wishlist", "clear filters") is safe.
   const hits = (T, text, loose = false) => {
-    const shields = [...spans(T.safe, text, loose), ...spans(T.negative, text, loose)];
-    const reversible = spans(T.reversible, text, loose).length > 0;
+    // Shields match exactly: a loose shield ("remover") would hide the very word it resembles ("remove").
+    const shields = [...spans(T.safe, text), ...spans(T.negative, text)];
+    const reversible = spans(T.reversible, text).length > 0;
     const found = [];
     for (const [category, index] of T.actions) {
       if (reversible && REVERSIBLE_CATEGORIES.has(category)) continue;

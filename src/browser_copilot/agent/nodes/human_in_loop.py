@@ -15,6 +15,7 @@ from langgraph.types import Command, interrupt
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import close_calls, feedback, pending_calls, tool_message
 from browser_copilot.agent.state import AgentState
+from browser_copilot.errors import McpError
 from browser_copilot.events import Event
 
 Next = Literal["tools", "agent"]
@@ -94,11 +95,19 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
     messages = []
     if call is not None:
         others = [c for c in calls if c is not call]
+        what = (pending.get("card") or {}).get("what", "this action")
+        said = f"The user declined {what}; it did not happen."
+        if call["name"] == "handle_dialog" and ctx.browser.mcp is not None:
+            # Declining to accept the page's own confirm(): answer it with Cancel, so the page is usable.
+            try:
+                _, failed = await ctx.browser.mcp.call("browser_handle_dialog", {"accept": False})
+            except McpError:
+                failed = True
+            said += " The page's dialog was answered with Cancel." if not failed else ""
         messages = [
             tool_message(
                 call,
-                f"The user declined this action ({pending.get('question', '')}). It did not run. "
-                "Do not try it again another way; re-plan, or ask the user what to do instead.",
+                f"{said} Do not try it again another way; re-plan, or ask the user what to do instead.",
                 error=True,
             ),
             *close_calls(others, "an action in the same step was declined."),
