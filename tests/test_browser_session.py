@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -122,19 +123,56 @@ async def test_no_browser_and_no_auto_launch_explains_the_fix(tmp_path: Path) ->
     assert "BROWSER_AUTO_LAUNCH=true" in message
 
 
-async def test_the_users_current_tab_is_not_taken_over(
+def open_user_tab(browser: LaunchedBrowser, url: str) -> str:
+    """The user opens a page in a tab of their own and brings it to the front (CDP's HTTP API)."""
+    request = urllib.request.Request(f"{browser.endpoint.url}/json/new?{url}", method="PUT")
+    with urllib.request.urlopen(request) as response:
+        target = json.load(response)["id"]
+    with urllib.request.urlopen(f"{browser.endpoint.url}/json/activate/{target}"):
+        pass
+    return str(target)
+
+
+def close_user_tab(browser: LaunchedBrowser, target: str) -> None:
+    with urllib.request.urlopen(f"{browser.endpoint.url}/json/close/{target}"):
+        pass
+
+
+async def test_the_agent_starts_on_the_users_page_and_says_so(
     external_browser: LaunchedBrowser, pages: PageServer, tmp_path: Path
 ) -> None:
-    # The user's tab shows a page: the agent must work in a new tab and leave it alone.
-    async with BrowserSession(
-        make_settings(tmp_path / "a", cdp_endpoint=external_browser.endpoint.url), root=ROOT
-    ) as first:
-        await first.goto(pages.url("second.html"))
-    async with BrowserSession(
-        make_settings(tmp_path / "b", cdp_endpoint=external_browser.endpoint.url), root=ROOT
-    ) as second:
-        await second.goto(pages.url("index.html"))
-        urls = [t.url for t in await second.tabs()]
-        assert pages.url("second.html") in urls
-        assert pages.url("index.html") in urls
-        await second.run_code("async (page) => { await page.close() }")
+    target = await asyncio.to_thread(open_user_tab, external_browser, pages.url("second.html"))
+    notices: list[str] = []
+    try:
+        async with BrowserSession(
+            make_settings(tmp_path / "a", cdp_endpoint=external_browser.endpoint.url),
+            root=ROOT,
+            notice=notices.append,
+        ) as session:
+            assert session.started_on is not None
+            assert session.started_on["url"] == pages.url("second.html")
+            assert (await session.run_code("async (page) => page.url()")).value == pages.url("second.html")
+        assert any(n.startswith("Working in your tab: Second page") for n in notices)
+    finally:
+        await asyncio.to_thread(close_user_tab, external_browser, target)
+
+
+async def test_with_start_in_current_tab_off_the_users_tab_is_left_alone(
+    external_browser: LaunchedBrowser, pages: PageServer, tmp_path: Path
+) -> None:
+    target = await asyncio.to_thread(open_user_tab, external_browser, pages.url("second.html"))
+    try:
+        async with BrowserSession(
+            make_settings(
+                tmp_path / "b", cdp_endpoint=external_browser.endpoint.url, start_in_current_tab=False
+            ),
+            root=ROOT,
+        ) as session:
+            assert session.started_on is None
+            await session.goto(pages.url("index.html"))
+            urls = [t.url for t in await session.tabs()]
+            assert pages.url("second.html") in urls  # the user's tab still shows their page
+            assert pages.url("index.html") in urls
+            await session.run_code("async (page) => { await page.close() }")
+    finally:
+        await asyncio.to_thread(close_user_tab, external_browser, target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -118,10 +119,14 @@ async def test_a_task_is_observed_acted_on_and_answered(make_runner: MakeRunner,
     # The model saw the page as delimited, numbered data after its action.
     last_prompt = model.prompts[-1]
     assert isinstance(last_prompt[0], SystemMessage)
-    assert "Goal: Say hello" in str(last_prompt[0].content)
+    # The working state changes every step: it comes last, with the page, not in the system prompt.
+    assert "Goal: Say hello" not in str(last_prompt[0].content)
     page_view = str(last_prompt[-1].content)
-    assert "<page_content untrusted>" in page_view
+    assert page_view.index("Goal: Say hello") < page_view.index("<page_content untrusted>")
     assert '[1] button "Say hello"' in page_view
+    # The prefix (system prompt + history) of one step is the start of the next step's prompt.
+    for before, after in itertools.pairwise(model.prompts):
+        assert [m.content for m in after[: len(before) - 1]] == [m.content for m in before[:-1]]
 
 
 async def test_a_destructive_click_waits_for_yes_and_runs_exactly_once(
@@ -168,7 +173,7 @@ async def test_no_drops_the_action_and_the_model_is_told(
 async def test_the_step_limit_stops_with_a_summary_and_the_next_message_continues(
     make_runner: MakeRunner, pages: PageServer
 ) -> None:
-    runner, _, _ = make_runner(
+    runner, model, _ = make_runner(
         call(
             "update_working_state",
             current_goal="Read both pages",
@@ -176,7 +181,6 @@ async def test_the_step_limit_stops_with_a_summary_and_the_next_message_continue
         ),
         goto(pages.url("index.html")),
         goto(pages.url("second.html")),
-        code("async (page) => await page.title()"),
         # after "go on":
         code("async (page) => await page.title()"),
         call("update_working_state", progress={"current": 3, "done": [1, 2]}),
@@ -185,16 +189,37 @@ async def test_the_step_limit_stops_with_a_summary_and_the_next_message_continue
     )
     stopped = await runner.send("Read the titles of both pages")
     assert stopped.stop_reason == "step_limit"
+    # The app wrote the summary, not the model: no model call after the limit, nothing to bounce.
+    assert len(model.prompts) == 3
     assert "I have not finished: I used all 2 browser actions" in stopped.text
     assert "Shall I continue?" in stopped.text
     assert "Suggested next step: Read home." in stopped.text
     assert stopped.values["tool_steps"] == 2
-    # The unanswered call was closed so the conversation stays valid for the API.
-    assert any(t.startswith("Not run: the run stopped (step_limit)") for t in tool_texts(stopped.values))
     resumed = await runner.send("go on")
     assert resumed.stop_reason == "answered"
     assert resumed.values["current_goal"] == "Read both pages"
     assert resumed.values["tool_steps"] == 1
+    # The same tab: the page the run stopped on is where it went on.
+    assert "Second page" in str(model.prompts[3][-1].content)
+
+
+async def test_a_plan_finished_at_the_limit_is_still_answered_by_the_model(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    last_step = goto(pages.url("index.html"))
+    marked = call("update_working_state", progress={"current": 3, "done": [1, 2]})
+    runner, _, _ = make_runner(
+        call(
+            "update_working_state", current_goal="Read home", plan=["Open home", "Read its title", "Answer"]
+        ),
+        # The last allowed action and the plan item it finishes, in one turn.
+        AIMessage(content="", tool_calls=[*last_step.tool_calls, *marked.tool_calls]),
+        say("The home page is “Test bed home”."),
+        limits=Limits(max_tool_steps=1),
+    )
+    outcome = await runner.send("Read the home page title")
+    assert outcome.stop_reason == "answered"
+    assert outcome.text == "The home page is “Test bed home”."
 
 
 async def test_the_same_failure_three_times_changes_strategy_then_stops_honestly(
@@ -251,19 +276,19 @@ async def test_an_unchanged_page_after_actions_counts_as_stuck(
     assert any("left the page exactly as it was" in n for n in feedback_texts(outcome.values))
 
 
-async def test_progress_is_analysed_every_few_steps_of_a_plan(
+async def test_a_stuck_plan_item_on_an_unchanging_page_gets_a_nudge(
     make_runner: MakeRunner, pages: PageServer
 ) -> None:
-    read = code("async (page) => await page.title()")
+    poke = code("async (page) => { await page.mouse.click(2, 2) }")  # acts, changes nothing
     runner, _, log = make_runner(
         call("update_working_state", plan=["Open", "Read", "Compare", "Answer"]),
         goto(pages.url("index.html")),
-        read,
-        read,
-        read,
+        poke,
+        poke,
+        poke,
         call("update_working_state", progress={"current": 4, "done": [1, 2, 3]}),
         say("Done reading: Test bed home."),
-        limits=Limits(progress_every=2),
+        limits=Limits(progress_every=2, unchanged_limit=9),
     )
     outcome = await runner.send("Read the title")
     assert "progress_analyzer" in nodes(log)
@@ -271,20 +296,37 @@ async def test_progress_is_analysed_every_few_steps_of_a_plan(
     assert log.of("progress")
 
 
-async def test_an_unfinished_plan_is_sent_back_once(make_runner: MakeRunner, pages: PageServer) -> None:
-    runner, _, _ = make_runner(
+async def test_a_plan_whose_page_keeps_changing_is_not_nudged(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    runner, _, log = make_runner(
+        call("update_working_state", plan=["Open", "Read", "Compare", "Answer"]),
+        goto(pages.url("index.html")),
+        goto(pages.url("second.html")),
+        goto(pages.url("results.html")),
+        goto(pages.url("search.html")),
+        say("Read four pages."),
+        limits=Limits(progress_every=2),
+    )
+    outcome = await runner.send("Read the pages")
+    assert "progress_analyzer" in nodes(log)
+    assert not any("since the last plan item was finished" in n for n in feedback_texts(outcome.values))
+
+
+async def test_a_final_answer_closes_the_open_plan_items_without_a_bounce(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    runner, model, _ = make_runner(
         call("update_working_state", plan=["Open the page", "Read the title", "Answer"]),
         goto(pages.url("index.html")),
-        say("Done."),
         say("I opened the page; its title is Test bed home."),
     )
     outcome = await runner.send("Open the home page and read its title")
     assert outcome.stop_reason == "answered"
-    notes = feedback_texts(outcome.values)
-    assert any(
-        "Plan items not marked done or blocked: 1. Open the page; 2. Read the title" in n for n in notes
-    )
     assert outcome.text == "I opened the page; its title is Test bed home."
+    assert outcome.values["progress"]["done"] == [1, 2, 3]
+    assert len(model.prompts) == 3
+    assert feedback_texts(outcome.values) == []
 
 
 async def test_figures_nobody_observed_are_sent_back(make_runner: MakeRunner, pages: PageServer) -> None:
@@ -428,7 +470,7 @@ async def test_a_restart_with_the_sqlite_checkpointer_keeps_the_working_state(
         assert values["facts"] == [{"fact": "Blue mug costs $12", "source": "https://shop.test/"}]
         assert values["plan"] == ["Find mugs", "Compare", "Answer"]
         await again.send("What did the mug cost?")
-        assert "Blue mug costs $12 (https://shop.test/)" in str(model.prompts[-1][0].content)
+        assert "Blue mug costs $12 (https://shop.test/)" in str(model.prompts[-1][-1].content)
 
 
 async def test_a_file_the_user_named_is_uploaded_and_others_are_refused(

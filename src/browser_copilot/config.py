@@ -50,6 +50,7 @@ _FIXES: dict[str, str] = {
     "BROWSER_HEADLESS": "auto (headless only when there is no display), true or false",
     "BROWSER_PROFILE_DIR": "a folder the app may create and own",
     "BROWSER_KEEP_OPEN": "true or false",
+    "START_IN_CURRENT_TAB": "true (work in the page you have open) or false (always a tab of its own)",
     "MAX_TOOL_STEPS": "a whole number from 1 to 200",
     "DATA_DIR": "a folder the app may create and write to",
     "LOG_LEVEL": "DEBUG, INFO, WARNING or ERROR",
@@ -86,6 +87,7 @@ class Settings(BaseSettings):
     browser_headless: HeadlessMode = "auto"
     browser_profile_dir: Path | None = None
     browser_keep_open: bool = False
+    start_in_current_tab: bool = True
 
     max_tool_steps: int = Field(default=10, ge=1, le=200)
     allowed_domains: str = ""

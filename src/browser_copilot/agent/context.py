@@ -28,8 +28,6 @@ class Limits:
     max_invalid: int = 3
     """Malformed tool calls per request before the run stops with an error."""
     max_corrections: int = 3
-    minimal_prompt_after: int = 25
-    """Session steps after which the minimal system prompt is used (seed 001)."""
     memory_max_tokens: int = 6000
     """History size (approximate tokens) above which memory_manager summarises older messages."""
     code_timeout: float = 60.0

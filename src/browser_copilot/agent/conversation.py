@@ -103,9 +103,12 @@ def to_state(observation: Observation) -> ObservationState:
     }
 
 
-def observation_message(observation: ObservationState) -> HumanMessage:
-    """The page as the model sees it: delimited as untrusted, with the screenshot when present."""
+def observation_message(observation: ObservationState, working: str = "") -> HumanMessage:
+    """The working state, then the page as the model sees it (delimited as untrusted, with the
+    screenshot when present): the last message of every prompt, after the cacheable prefix."""
     body = render(load("observation"), page=as_untrusted(observation["text"]))
+    if working:
+        body = f"{working}\n\n{body}"
     if observation.get("screenshot"):
         content: list[str | dict[str, Any]] = [
             {"type": "text", "text": body},

@@ -24,6 +24,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.graph import build_graph
 from browser_copilot.agent.state import AgentState, StopReason, new_request
+from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 
 Graph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
@@ -58,6 +59,7 @@ class AgentRunner:
         self.graph = graph
         self.context = context
         self.session_id = session_id
+        self._tab_checked = False
 
     @property
     def config(self) -> RunnableConfig:
@@ -79,10 +81,32 @@ class AgentRunner:
         """A user message: resumes a pending question, or starts (or continues) a request."""
         if await self.pending() is not None:
             return await self._run(Command(resume=text), resumed=True)
-        update = new_request(text, await self.values())
+        previous = await self.values()
+        await self._return_to_tab(previous)
+        update = new_request(text, previous)
         if mode is not None:
             update["mode"] = mode
         return await self._run(update)
+
+    async def _return_to_tab(self, values: dict[str, Any]) -> None:
+        """A session resumed by this process goes back to the tab it worked in (F66), found by its URL
+        or reopened there; once per runner."""
+        if self._tab_checked:
+            return
+        self._tab_checked = True
+        observation = values.get("observation") or {}
+        url = str(observation.get("url") or "")
+        browser = self.context.browser
+        if not url.startswith(("http://", "https://")) or url == browser.agent_url:
+            return
+        try:
+            await browser.return_to(url)
+        except (BrowserError, McpError, ValueError) as exc:
+            self.context.events(
+                Event("error", {"kind": "browser", "message": f"could not return to {url}: {exc}"})
+            )
+            return
+        self.context.events(Event("notice", {"text": f"Back in the tab this session was working in: {url}"}))
 
     async def remember(self, values: dict[str, Any]) -> None:
         """Write session state (e.g. the chat mode) into the checkpoint while the agent is idle."""

@@ -93,6 +93,8 @@ class PendingAction(TypedDict, total=False):
 
 class AgentState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
+    prompt_kind: Literal["full", "simple", "minimal"]
+    """The system prompt's version for the current request (fixed while it runs: a cacheable prefix)."""
     # Working state (seed 004).
     current_goal: str
     plan: list[str]
@@ -140,6 +142,10 @@ class AgentState(TypedDict, total=False):
     stop_reason: StopReason | None
 
 
+MINIMAL_PROMPT_AFTER = 25
+"""Session steps after which requests use the minimal system prompt (seed 001)."""
+
+
 def new_request(text: str, previous: dict[str, Any] | None) -> dict[str, Any]:
     """The update that starts a user request: counters reset, goal kept when continuing.
 
@@ -172,6 +178,7 @@ def new_request(text: str, previous: dict[str, Any] | None) -> dict[str, Any]:
         "approved_allow": None,
         "replay": None,
         "observation_stale": True,
+        "prompt_kind": "minimal" if previous.get("total_steps", 0) > MINIMAL_PROMPT_AFTER else "full",
     }
     if not continuing:
         update.update(

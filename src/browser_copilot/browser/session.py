@@ -56,13 +56,25 @@ _NOTHING_RAN = ("ECONNREFUSED", "connectOverCDP")
 
 _ENSURE_AGENT_TAB = """async (page) => {
   const hint = %s;
+  const adopt = %s;
   const blank = (u) => u === 'about:blank' || /^(chrome|edge):\\/\\/(newtab|new-tab-page)/.test(u);
   const pages = page.context().pages();
   let target = hint ? pages.find((p) => p.url() === hint) : undefined;
+  let adopted = false;
+  if (!target && adopt) {
+    // The tab the user has in front: focused, else the only visible one.
+    const seen = await Promise.all(pages.map((p) => p.evaluate(
+      () => [document.visibilityState === 'visible', document.hasFocus()]).catch(() => [false, false])));
+    const focused = pages.filter((p, i) => seen[i][1]);
+    const visible = pages.filter((p, i) => seen[i][0]);
+    const active = focused[0] || (visible.length === 1 ? visible[0] : undefined);
+    if (active && /^https?:/.test(active.url())) { target = active; adopted = true; }
+  }
   if (!target && blank(page.url())) target = page;
   let created = false;
   if (!target) { target = await page.context().newPage(); created = true; }
-  return { index: page.context().pages().indexOf(target), current: target === page, created };
+  return { index: page.context().pages().indexOf(target), current: target === page, created, adopted,
+    url: target.url(), title: await target.title().catch(() => '') };
 }"""
 
 _LIST_TABS = """async (page) => {
@@ -111,6 +123,8 @@ class BrowserSession:
         self.mcp: McpConnection | None = None
         self.spec: ServerSpec | None = None
         self._agent_url: str | None = None
+        self.started_on: dict[str, str] | None = None
+        """The user's page the agent adopted at start (F44), if it did."""
         self._lock = asyncio.Lock()
         self.restarts = {"mcp": 0, "browser": 0}
 
@@ -191,8 +205,10 @@ class BrowserSession:
         await self.mcp.start()
 
     async def _ensure_agent_tab(self) -> None:
-        """Work in a tab of our own: never navigate the user's current tab away."""
-        code = _ENSURE_AGENT_TAB % json.dumps(self._agent_url)
+        """The agent's tab: the one it worked in (after a recovery), else the user's page in front when
+        it is an ordinary web page (F44, announced), else a blank tab, else a new one."""
+        adopt = self.settings.start_in_current_tab and self._agent_url is None
+        code = _ENSURE_AGENT_TAB % (json.dumps(self._agent_url), json.dumps(adopt))
         result = await self._call(code, timeout=60)
         if not result.ok:
             if browser_gone(result.error):
@@ -202,6 +218,37 @@ class BrowserSession:
         if isinstance(info, dict) and not info.get("current"):
             assert self.mcp is not None
             await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+        if isinstance(info, dict) and info.get("adopted"):
+            self._agent_url = str(info.get("url") or "") or None
+            self.started_on = {"url": str(info.get("url") or ""), "title": str(info.get("title") or "")}
+            self._notice(
+                f"Working in your tab: {self.started_on['title'] or '(untitled)'} — {self.started_on['url']}"
+            )
+
+    @property
+    def agent_url(self) -> str | None:
+        """The URL of the agent's tab, as last seen."""
+        return self._agent_url
+
+    async def return_to(self, url: str) -> bool:
+        """Work in the tab showing `url` again (a session resumed in a new process): select it, or open
+        the URL in the agent's tab when no tab shows it. True when the agent is there."""
+        check_navigable(url)
+        code = (
+            "async (page) => { const pages = page.context().pages();"
+            f" const i = pages.findIndex((p) => p.url() === {json.dumps(url)});"
+            " return { index: i, current: i >= 0 && pages[i] === page }; }"
+        )
+        result = await self.run_code(code, idempotent=True)
+        info = result.value if result.ok else None
+        if isinstance(info, dict) and int(info.get("index", -1)) >= 0:
+            if not info.get("current"):
+                assert self.mcp is not None
+                await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+            self._agent_url = url
+            return True
+        await self.goto(url)
+        return True
 
     # ----- calls ------------------------------------------------------------------------------
 

@@ -30,13 +30,19 @@ Next = Literal[
 
 
 def system_prompt(state: AgentState, ctx: AgentContext) -> str:
+    """One version per request kind, chosen when the request starts and fixed for its whole run, so
+    that a provider's prompt cache can reuse the prefix (system prompt + history) on every step."""
+    kind = state.get("prompt_kind") or "full"
+    base = {"minimal": SYSTEM_PROMPT_MINIMAL, "simple": SYSTEM_PROMPT}.get(kind, SYSTEM_PROMPT_COMPLEX)
+    parts = [render(base, max_steps=ctx.limits.max_tool_steps)]
+    if state.get("summary"):
+        parts.append(f"Summary of the earlier conversation:\n{state['summary']}")
+    return "\n\n".join(parts)
+
+
+def working_state(state: AgentState, ctx: AgentContext) -> str:
+    """The working state and the step count: they change every step, so they come after the history."""
     limits = ctx.limits
-    if state.get("total_steps", 0) > limits.minimal_prompt_after:
-        base = SYSTEM_PROMPT_MINIMAL
-    elif len(state.get("plan") or []) >= 4:
-        base = SYSTEM_PROMPT_COMPLEX
-    else:
-        base = SYSTEM_PROMPT
     progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
     marks = {n: "x" for n in progress["done"]} | {n: "!" for n in progress["blocked"]}
     plan = "\n".join(
@@ -44,7 +50,7 @@ def system_prompt(state: AgentState, ctx: AgentContext) -> str:
         for i, step in enumerate(state.get("plan") or [], start=1)
     )
     facts = "\n".join(f"  - {f['fact']} ({f['source']})" for f in state.get("facts") or [])
-    working = render(
+    return render(
         load("working_state"),
         goal=state.get("current_goal") or "(not set)",
         plan=plan or "  (no plan yet)",
@@ -52,10 +58,17 @@ def system_prompt(state: AgentState, ctx: AgentContext) -> str:
         steps=state.get("tool_steps", 0),
         max_steps=limits.max_tool_steps,
     )
-    parts = [render(base, max_steps=limits.max_tool_steps), working]
-    if state.get("summary"):
-        parts.append(f"Summary of the earlier conversation:\n{state['summary']}")
-    return "\n\n".join(parts)
+
+
+def at_limit(state: AgentState, ctx: AgentContext) -> bool:
+    """The step budget is spent and the plan is not finished: the app, not the model, sums up (F66).
+    With every plan item done, the model may still write its answer (a tool call then stops the run)."""
+    if state.get("tool_steps", 0) < ctx.limits.max_tool_steps:
+        return False
+    plan = state.get("plan") or []
+    progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
+    settled = set(progress["done"]) | set(progress["blocked"])
+    return not plan or any(i not in settled for i in range(1, len(plan)))
 
 
 def needs_memory(state: AgentState, ctx: AgentContext) -> bool:
@@ -69,12 +82,16 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
         return Command(goto="observe")
     if needs_memory(state, ctx) and state.get("memory_mark") != len(state.get("messages", [])):
         return Command(goto="memory_manager")
-    if state.get("llm_calls", 0) >= ctx.limits.max_llm_calls:
+    if state.get("llm_calls", 0) >= ctx.limits.max_llm_calls or at_limit(state, ctx):
         return Command(update={"stop_reason": "step_limit"}, goto="progress_reporter")
 
     fixes = dangling_fixes(state.get("messages", []))
     history: list[AnyMessage] = [*state.get("messages", []), *fixes]
-    prompt = [SystemMessage(system_prompt(state, ctx)), *history, observation_message(observation)]
+    prompt = [
+        SystemMessage(system_prompt(state, ctx)),
+        *history,
+        observation_message(observation, working_state(state, ctx)),
+    ]
     try:
         response = await ctx.llm.bind_tools(TOOLS).ainvoke(prompt)
     except openai.APIError as exc:

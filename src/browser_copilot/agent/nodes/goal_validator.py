@@ -1,5 +1,6 @@
 """`goal_validator`: before an answer goes out, check it against the evidence, not the model's claim
-(F28): an unfinished plan, or success claimed right after a failed action, sends the model back once."""
+(F28): success claimed right after a failed action sends the model back once. The answer closes the
+plan items it leaves open (it is the report on them): no extra round trip to mark them."""
 
 from __future__ import annotations
 
@@ -43,17 +44,19 @@ def missing_evidence(state: AgentState, answer: str) -> str | None:
             f"Your answer reports success, but the last action ({last_acting['target'][:80]}) failed. "
             "Check the page and either finish it or tell the user it did not work."
         )
+    return None
+
+
+def closed_by(state: AgentState, answer: str) -> dict[str, object]:
+    """The progress update an answer implies: open plan items are done, unless it admits a failure
+    (then they stay open and the summary shows them)."""
     plan = state.get("plan") or []
     progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
+    if not plan or _ADMITS_FAILURE.search(answer):
+        return {}
     settled = set(progress["done"]) | set(progress["blocked"])
-    open_items = [i for i in range(1, len(plan)) if i not in settled]
-    if open_items and state.get("tool_steps", 0) > 0:
-        listed = "; ".join(f"{i}. {plan[i - 1]}" for i in open_items)
-        return (
-            f"Plan items not marked done or blocked: {listed}. If they are done, mark them with "
-            "update_working_state; if not, continue, or say in your answer why they cannot be done."
-        )
-    return None
+    done = sorted({*progress["done"], *(i for i in range(1, len(plan)) if i not in settled)})
+    return {"progress": {**progress, "done": done}}
 
 
 async def goal_validator(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
@@ -63,6 +66,6 @@ async def goal_validator(state: AgentState, runtime: Runtime[AgentContext]) -> C
     checks = dict(state.get("checks") or {})
     problem = missing_evidence(state, answer)
     if problem is None or checks.get("goal", 0) >= 1:
-        return Command(goto="quality_evaluator")
+        return Command(update=closed_by(state, answer), goto="quality_evaluator")
     checks["goal"] = checks.get("goal", 0) + 1
     return Command(update={"messages": [feedback(problem)], "checks": checks}, goto="agent")

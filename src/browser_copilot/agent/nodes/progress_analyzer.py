@@ -1,6 +1,7 @@
 """`progress_analyzer`: every few tool steps of a multi-step plan, check that the plan advances (F28).
 
-Cheap: it compares finished plan items with the steps spent since the last check; no LLM call."""
+Cheap: it compares finished plan items with the steps spent since the last check; no LLM call. It
+nudges only when the same item has made no progress *and* the last actions left the page unchanged."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ async def progress_analyzer(state: AgentState, runtime: Runtime[AgentContext]) -
     update: dict[str, object] = {"progress_mark": [steps, done]}
     if done > mark_done:
         return Command(update={**update, "stuck_counter": 0}, goto="progress_reporter")
+    if state.get("unchanged", 0) < 2:
+        # The page keeps changing: work is going on, even if no plan item is marked yet. No nudge.
+        return Command(goto="progress_reporter")
     stuck = state.get("stuck_counter", 0) + 1
     update["stuck_counter"] = stuck
     if stuck >= 2:
