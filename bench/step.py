@@ -8,6 +8,7 @@ trivial code call through the MCP session.
 
 Usage: uv run python bench/step.py [--steps N] [--rounds N]
 The last line: step_median_ms=... step_p90_ms=... mcp_call_ms=... raw_cdp_ms=... overhead_ratio=...
+prompt_tokens_median=... prompt_prefix_share=...
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import websockets
 from langgraph.checkpoint.memory import InMemorySaver
@@ -40,6 +42,7 @@ from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.events import EventLog  # noqa: E402
+from browser_copilot.llm.tokens import count_tokens  # noqa: E402
 
 
 def page_targets(browser: LaunchedBrowser) -> list[dict[str, str]]:
@@ -75,7 +78,30 @@ def script(pages: PageServer, steps: int) -> list[object]:
     return [*(moves[i % len(moves)] for i in range(steps)), say("Done.")]
 
 
-async def run_round(session: BrowserSession, pages: PageServer, steps: int) -> list[float]:
+def prompt_figures(prompts: list[list[Any]]) -> tuple[list[int], list[float]]:
+    """Tokens of each prompt sent to the model, and the share of each prompt that repeats the start of
+    the one before it, message for message (what a provider's prompt cache can reuse)."""
+    texts = [[f"{type(m).__name__}: {m.content}" for m in prompt] for prompt in prompts]
+    flat = [t for prompt in texts for t in prompt]
+    counts, _ = count_tokens(flat)
+    sizes: list[list[int]] = []
+    at = 0
+    for prompt in texts:
+        sizes.append(counts[at : at + len(prompt)])
+        at += len(prompt)
+    totals = [sum(s) for s in sizes]
+    shares = []
+    for (before, _), (after, size) in itertools.pairwise(zip(texts, sizes, strict=True)):
+        same = 0
+        while same < min(len(before), len(after)) and before[same] == after[same]:
+            same += 1
+        shares.append(sum(size[:same]) / max(1, sum(size)))
+    return totals, shares
+
+
+async def run_round(
+    session: BrowserSession, pages: PageServer, steps: int
+) -> tuple[list[float], ScriptedModel]:
     log = EventLog()
     model = ScriptedModel(replies=script(pages, steps))
     context = AgentContext(llm=model, browser=session, limits=Limits(max_tool_steps=steps + 1), events=log)
@@ -83,7 +109,7 @@ async def run_round(session: BrowserSession, pages: PageServer, steps: int) -> l
     outcome = await runner.send("Do the scripted steps")
     assert outcome.stop_reason == "answered", outcome.text
     stamps = [e.at for e in log.of("tool_call")]
-    return [(b - a) * 1000 for a, b in itertools.pairwise(stamps)]
+    return [(b - a) * 1000 for a, b in itertools.pairwise(stamps)], model
 
 
 async def main() -> None:
@@ -100,8 +126,14 @@ async def main() -> None:
         with PageServer() as pages:
             async with BrowserSession(settings) as session:
                 steps: list[float] = []
+                prompt_tokens: list[int] = []
+                prefix_shares: list[float] = []
                 for _ in range(args.rounds):
-                    steps += await run_round(session, pages, args.steps)
+                    times, model = await run_round(session, pages, args.steps)
+                    steps += times
+                    tokens, shares = await asyncio.to_thread(prompt_figures, model.prompts)
+                    prompt_tokens += tokens
+                    prefix_shares += shares
                 mcp = []
                 for _ in range(30):
                     started = time.perf_counter()
@@ -119,9 +151,16 @@ async def main() -> None:
     print(f"{'trivial code call through the MCP session':<52} {mcp_ms:>10.1f}")
     print(f"{'raw CDP Runtime.evaluate round trip':<52} {raw:>10.2f}")
     print(f"step / raw CDP = {median / raw:.0f}x; step / MCP call = {median / mcp_ms:.1f}x")
+    tokens_median = statistics.median(prompt_tokens)
+    prefix_median = statistics.median(prefix_shares)
+    print(
+        f"prompt per step: median {tokens_median:.0f} o200k tokens (messages only; tool schemas excluded), "
+        f"stable prefix {prefix_median:.1%} (the start of the previous step's prompt, unchanged)"
+    )
     print(
         f"step_median_ms={median:.1f} step_p90_ms={p90:.1f} mcp_call_ms={mcp_ms:.1f} raw_cdp_ms={raw:.2f} "
-        f"overhead_ratio={median / raw:.0f}"
+        f"overhead_ratio={median / raw:.0f} prompt_tokens_median={tokens_median:.0f} "
+        f"prompt_prefix_share={prefix_median:.3f}"
     )
 
 

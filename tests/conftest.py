@@ -24,6 +24,9 @@ from tests.support.pages import PageServer
 for _name in [*env_names(), "OPENAI_API_KEY"]:
     os.environ.pop(_name, None)
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="bc-tests-config-")
+# Tests share one Chromium, where "the user's tab" would be another test's tab: sessions (and the app
+# processes the tests start) get a tab of their own, except in the tests of starting on the user's page.
+os.environ["START_IN_CURRENT_TAB"] = "false"
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,7 +80,11 @@ def pages() -> Iterator[PageServer]:
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: no .env, the given data dir, no auto-launch unless asked."""
-    values: dict[str, Any] = {"data_dir": data_dir, "browser_auto_launch": False}
+    values: dict[str, Any] = {
+        "data_dir": data_dir,
+        "browser_auto_launch": False,
+        "start_in_current_tab": False,
+    }
     values.update(overrides)
     return load_settings(None, **values)
 

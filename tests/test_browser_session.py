@@ -145,7 +145,9 @@ async def test_the_agent_starts_on_the_users_page_and_says_so(
     notices: list[str] = []
     try:
         async with BrowserSession(
-            make_settings(tmp_path / "a", cdp_endpoint=external_browser.endpoint.url),
+            make_settings(
+                tmp_path / "a", cdp_endpoint=external_browser.endpoint.url, start_in_current_tab=True
+            ),
             root=ROOT,
             notice=notices.append,
         ) as session:

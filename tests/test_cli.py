@@ -271,3 +271,52 @@ def test_run_without_an_answer_on_stdin_exits_waiting(
     done = run_task(tmp_path, external_browser, llm, "")
     assert done.returncode == 7
     assert "Resume with --session" in done.stdout
+
+
+def test_run_stops_at_the_step_limit_with_exit_4_and_continues_in_the_same_tab_from_a_new_process(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    env = browser_env(
+        tmp_path,
+        external_browser,
+        LLM_BASE_URL=llm.base_url,
+        LLM_API_KEY="sk-test-123",
+        LLM_MODEL="scripted-model",
+        MAX_TOOL_STEPS="2",
+    )
+    base = [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run"]
+    llm.script(
+        call("browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('index.html')}') }}"),
+        call("browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('second.html')}') }}"),
+    )
+    stopped = subprocess.run(
+        [*base, "Read the home page and the second page", "--session", "limit-test"],
+        cwd=ROOT,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    assert "Shall I continue?" in stopped.stdout
+    assert len(llm.requests) == 2  # the app, not the model, wrote the summary
+    llm.script(
+        call("browser_run_code", code="async (page) => page.url()"),
+        text("Both pages read."),
+    )
+    resumed = subprocess.run(
+        [*base, "continue", "--session", "limit-test"],
+        cwd=ROOT,
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "Both pages read." in resumed.stdout
+    # The new process went back to the tab the session was working in.
+    said = json.dumps(llm.requests[-1]["messages"])
+    assert f"Returned: {pages.url('second.html')}" in said
+    assert_nothing_left(tmp_path / "data")

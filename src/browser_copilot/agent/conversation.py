@@ -100,6 +100,8 @@ def to_state(observation: Observation) -> ObservationState:
         ),
         "screenshot": observation.screenshot_b64,
         "full": observation.full,
+        "modal": getattr(observation, "modal", None),
+        "errors": list(getattr(observation, "errors", None) or []),
     }
 
 

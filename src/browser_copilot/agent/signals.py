@@ -52,11 +52,19 @@ def detect_loop(actions: list[ActionRecord], repeats: int) -> ActionRecord | Non
 
 
 def _short(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word; a cut says so and how much is left (never silent)."""
     text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ", int(limit * 0.8))
+    if space > 0:
+        cut = cut[:space]
+    left = len(text) - len(cut)
+    return f"{cut}… [cut: {left:,} more characters; return less, or a part of it]"
 
 
-def result_text(result: CodeResult, *, limit: int = 1500) -> str:
+def result_text(result: CodeResult, *, limit: int = 4000) -> str:
     """The tool message for a code call: the returned value or the error, compactly."""
     if not result.ok:
         lines = (result.error or "").splitlines()

@@ -7,7 +7,7 @@ Only the *current* observation is kept; element numbers never enter the working 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -72,6 +72,10 @@ class ObservationState(TypedDict):
     dialog: dict[str, str] | None
     screenshot: str | None
     full: bool
+    modal: NotRequired[str | None]
+    """The heading of an open modal dialog or blocking overlay, if any."""
+    errors: NotRequired[list[str]]
+    """Error texts shown next to form fields."""
 
 
 class PendingAction(TypedDict, total=False):

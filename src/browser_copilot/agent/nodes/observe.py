@@ -46,6 +46,35 @@ def new_tabs(previous: ObservationState | None, current: ObservationState) -> li
     return opened if len(current["tabs"]) > len(previous["tabs"]) else []
 
 
+def change_summary(previous: ObservationState, current: ObservationState) -> str:
+    """One line on what the last action changed: URL or title, a dialog opened or closed, the element
+    count, error texts that appeared next to fields — or that nothing changed."""
+    parts: list[str] = []
+    if previous["url"] != current["url"]:
+        parts.append(f"the tab is now at {current['url']}")
+    elif previous["title"] != current["title"]:
+        parts.append(f"the title is now «{current['title']}»")
+    before, after = previous.get("modal"), current.get("modal")
+    if after and after != before:
+        parts.append(f"a dialog opened: «{after}»")
+    if before and before != after:
+        parts.append(f"the dialog «{before}» closed")
+    if current["dialog"] and not previous["dialog"]:
+        parts.append(f"the page asks: «{current['dialog']['message'][:120]}»")
+    count_before, count_after = len(previous["elements"]), len(current["elements"])
+    if count_before != count_after:
+        parts.append(f"{count_after} elements instead of {count_before}")
+    seen = set(previous.get("errors") or [])
+    errors = [e for e in current.get("errors") or [] if e not in seen]
+    if errors:
+        parts.append("new error text: " + "; ".join(f"«{e[:100]}»" for e in errors[:3]))
+    if not parts:
+        if previous["fingerprint"] == current["fingerprint"]:
+            return "After your action: nothing on the page changed."
+        parts.append("the page's content changed (same URL, same elements)")
+    return "After your action: " + "; ".join(parts) + "."
+
+
 async def _enforce_urls(ctx: AgentContext, observation: Observation) -> tuple[Observation, str | None]:
     problem = ctx.url_policy.problem(observation.url)
     if problem is None:
@@ -73,6 +102,8 @@ async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[
         )
     current = to_state(observation)
     previous = state.get("observation")
+    if previous is not None and actions and actions[-1]["acting"]:
+        current["text"] = f"{change_summary(previous, current)}\n{current['text']}"
     opened = new_tabs(previous, current)
     if opened:
         listed = "; ".join(f'{t[0]} "{t[3]}" {t[2]}' for t in opened)
