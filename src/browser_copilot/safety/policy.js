@@ -287,7 +287,7 @@
     if (isLink) return safe('a link');
     // Words no language of the table knows: the rules let it pass; the judge looks when the control sits
     // in a form or a dialog, or when its script is one the table lacks.
-    const unknown = !known(T, name) && /\p{L}/u.test(name);
+    const unknown = !known(T, name) && /\p{L}{2}/u.test(name);
     const foreign = unknown && OTHER_SCRIPT.test(name);
     return safe('no destructive wording', postForm || (!!signal && !!facts.amount)
       || (unknown && (!!method || !!facts.dialog)) || foreign);
