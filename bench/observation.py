@@ -9,11 +9,16 @@ libjs-jquery-ui-docs), served on 127.0.0.1, in one run and one browser:
   coverage   share of the page's interactive elements in Playwright's aria snapshot (whole page) that
              our whole-page observation lists, matched by role and name
   actionable share of the numbers we list (default mode) whose `el(N)` resolves to one visible element
+  fidelity   share of the page's visible sentences (its innerText split into lines, table cells and
+             sentences) that appear whole in our whole-page observation ("sent"), and share of its
+             numbers (tokens with a digit: prices, dates, totals) that appear there ("nums")
 
 Usage: uv run python bench/observation.py [--only testbed|docs]
 Missing documentation packages are skipped with a note (`apt-get install` them for the full corpus).
 The last line is the summary others script against:
-median_token_ratio=... coverage=... actionable=... median_extract_ms=...
+median_token_ratio=... coverage=... actionable=... median_extract_ms=... median_tokens=...
+fidelity_sentences=... fidelity_numbers=...
+(fidelity pooled over all pages' sentences and numbers; median_tokens: our default observation)
 """
 
 from __future__ import annotations
@@ -97,6 +102,37 @@ class MultiRoot(_Quiet):
         return super().translate_path("/" + rest)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_NUMBER = re.compile(r"\S*\d\S*")
+_EDGE_PUNCT = "\"'()[]{}.,;:!?«»“”‘’"
+
+
+def sentences(inner_text: str) -> list[str]:
+    """The page's visible text as pieces a reader takes in one go: lines, cells, sentences."""
+    found = []
+    for line in re.split(r"[\n\t]+", inner_text):
+        for piece in _SENTENCE_END.split(line):
+            piece = " ".join(piece.split())
+            if re.search(r"\w", piece):
+                found.append(piece)
+    return found
+
+
+def numbers(inner_text: str) -> set[str]:
+    """Tokens with a digit (prices, dates, totals, counts), without surrounding punctuation."""
+    return {t.strip(_EDGE_PUNCT) for t in _NUMBER.findall(inner_text) if t.strip(_EDGE_PUNCT)}
+
+
+def fidelity(inner_text: str, observed: str) -> tuple[int, int, int, int]:
+    """(sentences found, sentences, numbers found, numbers) of the page text in the observation."""
+    flat = " ".join(observed.split())
+    pieces = sentences(inner_text)
+    digits = numbers(inner_text)
+    found = sum(1 for p in pieces if p in flat)
+    found_numbers = sum(1 for n in digits if n in flat)
+    return found, len(pieces), found_numbers, len(digits)
+
+
 def norm(text: str) -> str:
     return " ".join(text.replace('\\"', '"').split()).lower().rstrip("…")
 
@@ -174,11 +210,15 @@ async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
     assert observation is not None
     ours_text = str(observation_message(to_state(observation)).content)
     full = await observe(session, full=True)
+    full_text = str(observation_message(to_state(full)).content)
+    inner = await session.run_code(
+        "async (page) => await page.evaluate(() => document.body ? document.body.innerText : '')",
+        idempotent=True,
+    )
+    sent_found, sent_total, num_found, num_total = fidelity(str(inner.value or ""), full_text)
     view = await observe(session)
     act = await actionable(session, view)
-    (ours_tokens, peer_tokens, full_tokens), exact = count_tokens(
-        [ours_text, peer_text, str(observation_message(to_state(full)).content)]
-    )
+    (ours_tokens, peer_tokens, full_tokens), exact = count_tokens([ours_text, peer_text, full_text])
     if not exact:
         raise SystemExit("exact token counts need `npm ci` (the gpt-tokenizer package)")
     return {
@@ -192,6 +232,12 @@ async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
         "peer_ms": statistics.median(peer_ms),
         "elements": len(view.elements),
         "aria": len(aria_elements(peer_text)),
+        "sent_found": sent_found,
+        "sent_total": sent_total,
+        "num_found": num_found,
+        "num_total": num_total,
+        "sent": sent_found / sent_total if sent_total else 1.0,
+        "nums": num_found / num_total if num_total else 1.0,
     }
 
 
@@ -239,7 +285,7 @@ async def main() -> None:
 
     header = (
         f"{'source':<26} {'page':<28} {'snapshot':>8} {'ours':>5} {'ratio':>6} {'full':>5} "
-        f"{'cover':>6} {'act':>5} {'ours ms':>8} {'snap ms':>8}"
+        f"{'cover':>6} {'act':>5} {'ours ms':>8} {'snap ms':>8} {'sent':>5} {'nums':>5}"
     )
     print(header)
     print("-" * len(header))
@@ -247,7 +293,7 @@ async def main() -> None:
         print(
             f"{package:<26} {page[:28]:<28} {r['peer_tokens']:>8} {r['ours_tokens']:>5} {r['ratio']:>6.3f} "
             f"{r['full_tokens']:>5} {r['coverage']:>6.3f} {r['actionable']:>5.2f} {r['ours_ms']:>8.1f} "
-            f"{r['peer_ms']:>8.1f}"
+            f"{r['peer_ms']:>8.1f} {r['sent']:>5.2f} {r['nums']:>5.2f}"
         )
     if skipped:
         print(f"skipped (not installed): {', '.join(skipped)}")
@@ -258,11 +304,18 @@ async def main() -> None:
     results = [r for _, _, r in rows]
     docs = [r for package, _, r in rows if package != "testbed"]
     bed = [r for package, _, r in rows if package == "testbed"]
+
+    def pooled(found: str, total: str, subset: list[dict[str, Any]]) -> float:
+        return sum(r[found] for r in subset) / max(1, sum(r[total] for r in subset))
+
     for label, subset in (("test bed", bed), ("documentation", docs)):
         if subset:
             print(
                 f"{label}: {len(subset)} pages, median token ratio {med('ratio', subset):.3f}, "
+                f"median tokens {med('ours_tokens', subset):.0f}, "
                 f"coverage {statistics.mean(r['coverage'] for r in subset):.3f}, "
+                f"fidelity sentences {pooled('sent_found', 'sent_total', subset):.3f} "
+                f"numbers {pooled('num_found', 'num_total', subset):.3f}, "
                 f"median extraction {med('ours_ms', subset):.1f} ms "
                 f"vs snapshot {med('peer_ms', subset):.1f} ms"
             )
@@ -270,7 +323,9 @@ async def main() -> None:
     act = sum(r["actionable"] * r["elements"] for r in results) / max(1, sum(r["elements"] for r in results))
     print(
         f"median_token_ratio={med('ratio', results):.3f} coverage={cover:.3f} actionable={act:.2f} "
-        f"median_extract_ms={med('ours_ms', results):.1f}"
+        f"median_extract_ms={med('ours_ms', results):.1f} median_tokens={med('ours_tokens', results):.0f} "
+        f"fidelity_sentences={pooled('sent_found', 'sent_total', results):.3f} "
+        f"fidelity_numbers={pooled('num_found', 'num_total', results):.3f}"
     )
 
 

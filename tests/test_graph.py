@@ -490,3 +490,19 @@ async def test_a_file_the_user_named_is_uploaded_and_others_are_refused(
     assert any(t.startswith("Refused: the user did not name '/etc/hostname'") for t in texts)
     assert "Uploaded cv.pdf into element [1]." in texts
     assert "Returned: Picked: cv.pdf" in texts
+
+
+async def test_a_click_on_a_covered_element_says_what_covers_it(
+    make_runner: MakeRunner, pages: PageServer
+) -> None:
+    runner, model, _ = make_runner(
+        goto(pages.url("covered-search.html")),
+        code("async (page) => { await el(1).click({ timeout: 1500 }) }"),
+        say("A dialog is in the way."),
+    )
+    outcome = await runner.send("Buy a ticket")
+    failed = tool_texts(outcome.values)[-1]
+    assert failed.startswith("Error:")
+    assert "Element [1] was covered by dialog «Join our reading club»: close or answer that first." in failed
+    # The model also read, before acting, that something lies on top of the page.
+    assert "Open on top of the page: «Join our reading club»." in str(model.prompts[1][-1].content)

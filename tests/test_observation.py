@@ -1,14 +1,18 @@
-"""The framework's observation of real pages: numbered elements, frames, shadow DOM, masking, budget."""
+"""The framework's observation of real pages: numbered elements, frames, shadow DOM, masking, budget,
+an outline that keeps the page's words, covered elements, consent banners closed by structure."""
 
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 
 from browser_copilot.browser.observation import (
     UNTRUSTED_CLOSE,
     as_untrusted,
+    mask_secrets,
+    observation_code,
     observe,
     wrap_model_code,
 )
@@ -90,7 +94,7 @@ async def test_secret_values_never_reach_the_observation(
     assert "123456" not in text
     assert '[2] password "Password" value=<masked> secret' in text
     assert '[3] textbox "One-time code" value=<masked> secret' in text
-    assert 'value="<email>"' in text  # personal data typed into forms is not echoed back
+    assert '[1] textbox "Email" value="me@example.test" type=email' in text  # the user's own, not a secret
 
 
 async def test_the_viewport_comes_first_with_counts_of_the_rest(
@@ -208,3 +212,175 @@ async def test_settling_waits_for_a_busy_page_but_not_forever(
     observation = await observe(browser_session, settle=True)
     assert observation.extract_ms < 2000
     assert "20" in observation.outline  # the last value: the DOM was quiet when it was read
+
+
+async def test_link_text_stays_inside_its_sentence_and_definitions_keep_their_terms(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-wiki.html"))
+    observation = await observe(browser_session)
+    outline = observation.outline
+    assert (
+        "Tarnwick is a port town in Vessa. It lies in the Central Vessa region on the Ostmark coast, "
+        "between the river Tarn and the sea."
+    ) in outline
+    assert "Population (2025 estimate): 15,120" in outline
+    assert "Mayor: Ilse Marr" in outline
+    assert '[5] link "Ostmark coast"' in observation.render()  # still numbered in the element list
+    assert "Main page" not in " ".join(outline)  # a menu of links only is not repeated as text
+
+
+async def test_a_long_paragraph_is_whole_in_full_page_mode_and_says_how_much_is_cut_otherwise(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-wiki.html"))
+    whole = await observe(browser_session, full=True)
+    history = next(line for line in whole.outline if line.startswith("The settlement grew"))
+    assert history.endswith("According to the 2020 census the city had 14,382 inhabitants.")
+    assert not whole.truncated
+    viewport = await observe(browser_session)
+    cut = next(line for line in viewport.outline if line.startswith("The settlement grew"))
+    match = re.search(r"… \[cut: ([\d,]+) more characters; observe with full_page=true\]$", cut)
+    assert match, cut
+    kept = cut[: match.start()]
+    assert history.startswith(kept)
+    assert int(match.group(1).replace(",", "")) == len(history) - len(kept)  # honest: exactly what is left
+    assert viewport.truncated
+
+
+async def test_a_small_text_budget_ends_with_a_note_of_what_was_left_out(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-wiki.html"))
+    code = observation_code().replace('"full": false', '"full": false, "textBudget": 200')
+    result = await browser_session.run_code(code, idempotent=True)
+    outline = result.value["outline"]
+    note = re.fullmatch(r"… \[cut: ([\d,]+) more characters; observe with full_page=true\]", outline[-1])
+    assert note, outline[-1]
+    whole = await observe(browser_session)
+    shown = sum(len(line) + 1 for line in outline[:-1])
+    assert int(note.group(1).replace(",", "")) > sum(len(line) + 1 for line in whole.outline) - shown - 200
+
+
+async def test_a_review_page_shows_the_address_under_its_heading_and_the_totals(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-review.html"))
+    outline = (await observe(browser_session)).outline
+    assert "Delivery address | Jane Doe, 12 Harbour Street, Tarnwick TW4 9QP, Vessa | Change" in outline
+    assert "Payment | Visa ending in 4242 | Change" in outline
+    assert "Aurora X15 headphones | 1 | €79.00" in outline
+    assert "Total | €84.20" in outline
+
+
+async def test_a_product_card_is_one_line_and_hidden_or_nameless_thumbnail_links_are_not_listed(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-shop.html"))
+    observation = await observe(browser_session)
+    assert "Aurora X15 headphones | €129.00 | Add to cart" in observation.outline
+    assert "Comet 7 studio monitors | €310.00 | Add to cart" in observation.outline
+    links = [e.name for e in observation.elements if e.role == "link"]
+    assert links == ["Aurora X15 headphones", "Breeze 200 earbuds", "Comet 7 studio monitors"]
+    assert "/shop/product" not in observation.render()
+
+
+async def test_a_select_is_named_by_its_label_without_its_options(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-shop.html"))
+    text = (await observe(browser_session)).render()
+    assert '[1] combobox "Period" value="All dates" options=7' in text
+    assert "November 2026" not in text
+
+
+async def test_a_rows_context_keeps_whole_words_and_the_elements_name_inside_other_words(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-users.html"))
+    observation = await observe(browser_session)
+    contexts = [e.context for e in observation.elements]
+    assert contexts[:2] == ["Anna Lindqvist Administrator Active", "Brian Keller Sales Editor Active"]
+    assert contexts[2].endswith("…")
+    assert "Chen Wei Credit controller and accounts receivable".startswith(contexts[2][:-1])
+    assert "Brian Keller | Sales Editor | Active | Edit" in observation.outline
+
+
+async def test_an_element_under_a_cookie_overlay_is_marked_covered_and_the_overlay_is_not_accepted(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("covered-cookie.html"))
+    observation = await observe(browser_session)
+    assert observation.banner is None  # no option short of accepting: left for the user or the model
+    ticket = next(e for e in observation.elements if e.name == "Buy ticket")
+    assert ticket.covered == "dialog «We value your privacy»"
+    assert '[1] button "Buy ticket" (covered by dialog «We value your privacy»)' in observation.render()
+    assert observation.modal == "We value your privacy"
+    assert observation.covered == 1
+    assert not [e for e in observation.elements if e.name != "Buy ticket" and e.covered]
+    consent = await browser_session.run_code(
+        "async (page) => await page.evaluate(() => window.__consent ?? null)"
+    )
+    assert consent.value is None
+    await browser_session.run_code(
+        "async (page) => { await page.evaluate(() => document.getElementById('backdrop').remove()) }"
+    )
+    after = await observe(browser_session)
+    assert (after.covered, after.modal) == (0, None)
+    assert "covered by" not in after.render()
+
+
+@pytest.mark.parametrize(
+    ("lang", "choice"),
+    [
+        ("en", "Reject non-essential"),
+        ("de", "Nicht notwendige ablehnen"),
+        ("fr", "Refuser les cookies non essentiels"),
+        ("sw", "Kataa zisizo za lazima"),  # words no list knows: decided by structure alone
+    ],
+)
+async def test_a_consent_banner_is_closed_by_the_option_that_is_neither_accept_nor_settings(
+    browser_session: BrowserSession, pages: PageServer, lang: str, choice: str
+) -> None:
+    await browser_session.goto(pages.url(f"consent-banners.html?lang={lang}"))
+    observation = await observe(browser_session)
+    assert observation.banner == choice
+    consent = await browser_session.run_code(
+        "async (page) => await page.evaluate(() => window.__consent ?? null)"
+    )
+    assert consent.value == "reject"
+
+
+async def test_the_users_own_phone_is_visible_to_the_model_a_password_is_not_and_field_errors_are_listed(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("outline-contact.html"))
+    await browser_session.run_code(
+        "async (page) => { await page.getByLabel('Phone').fill('+44 20 7946 0958');"
+        " await page.getByLabel('Email').fill('ann.lee@example.com');"
+        " await page.getByLabel('Password').fill('hunter2-secret') }"
+    )
+
+    async def typed() -> str:
+        return (await observe(browser_session)).render()
+
+    text = await typed()
+    assert '[3] textbox "Phone" value="+44 20 7946 0958" type=tel invalid' in text
+    assert 'value="ann.lee@example.com"' in text
+    assert "hunter2-secret" not in text
+    assert '[4] password "Password" value=<masked> secret' in text
+    observation = await observe(browser_session)
+    assert observation.errors == ["Enter the phone number with its country code, e.g. +44."]
+    assert "Errors shown: «Enter the phone number with its country code, e.g. +44.»" in observation.render()
+    await browser_session.run_code(
+        "async (page) => { await page.evaluate(() => document.querySelector('[name=phone]')"
+        ".removeAttribute('aria-invalid')) }"
+    )
+    assert (await observe(browser_session)).errors == []
+
+
+def test_only_card_numbers_and_ibans_are_masked_in_what_the_model_reads() -> None:
+    state = 'value="4111 1111 1111 1111" value="DE89 3704 0044 0532 0130 00" value="+44 20 7946 0958"'
+    masked = mask_secrets(state)
+    assert masked == 'value="<masked>" value="<masked>" value="+44 20 7946 0958"'
+    assert mask_secrets('value="ann.lee@example.com"') == 'value="ann.lee@example.com"'

@@ -240,7 +240,8 @@ async def test_locators_fill_and_combine_through_the_membrane(
     result = await guarded(
         browser_session,
         "async (page) => { await page.getByRole('textbox', { name: 'Note' }).fill('hello');"
-        " const both = page.mainFrame().locator('button').and(page.getByRole('button', { name: 'Show more' }));"
+        " const both = page.mainFrame().locator('button')"
+        ".and(page.getByRole('button', { name: 'Show more' }));"
         " const inside = page.locator('body', { has: page.locator('#note') });"
         " return [await both.count(), await inside.count()] }",
         frames,

@@ -89,7 +89,8 @@ def to_state(observation: Observation) -> ObservationState:
         "text": observation.render(),
         "fingerprint": observation.fingerprint,
         "elements": [
-            {"n": e.n, "role": e.role, "name": e.name, "state": e.state} for e in observation.elements
+            {"n": e.n, "role": e.role, "name": e.name, "state": e.state, "covered": e.covered}
+            for e in observation.elements
         ],
         "frames": {str(k): v for k, v in observation.frames_by_number().items()},
         "tabs": [[t.index, t.current, t.url, t.title] for t in observation.tabs],

@@ -57,6 +57,8 @@ class ObservedElement(TypedDict):
     role: str
     name: str
     state: str
+    covered: NotRequired[str]
+    """What lies over it (a dialog, a banner), when something does."""
 
 
 class ObservationState(TypedDict):

@@ -1,14 +1,20 @@
 // Browser Copilot's page extractor: evaluated in the page by the framework (never by the model).
-// Returns the page's interactive elements, numbered, and a short outline of its visible text.
+// Returns the page's interactive elements, numbered, and an outline of its visible text.
 // Elements are stamped `data-bc-id="N"` (and same-origin iframes `data-bc-frame="K"`) so that the
 // model's code can reach element N through `el(N)`; the previous observation's stamps are removed
 // first, so a number is valid for one observation only. Same-origin iframes and open shadow roots are
 // walked; cross-origin frames are counted. Secret values (passwords, OTPs, card data) are masked.
+// The outline keeps the page's words: text is grouped by the block that lays it out (links and
+// buttons stay inside their sentence), repeated items (cards, list items, table rows) are one line
+// each, and every cut says how much it left out. Elements that something covers are marked by
+// hit-testing; an open modal and error texts next to form fields are reported.
 (opts) => {
   const full = !!opts.full;
   const MAX_NAME = 80;
   const MAX_VALUE = 60;
-  const TEXT_BUDGET = full ? 6000 : opts.textBudget || 700;
+  const TEXT_BUDGET = full ? opts.fullTextBudget || 20000 : opts.textBudget || 900;
+  const LINE_MAX = full ? TEXT_BUDGET : opts.lineMax || 450;
+  const ITEM_MAX = 300;
   const MAX_ELEMENTS = full ? 6000 : opts.maxElements || 150;
   const top = window;
   const vw = top.innerWidth;
@@ -32,20 +38,26 @@
     'option', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
     'listbox', 'gridcell',
   ]);
-  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'HEAD', 'META', 'LINK']);
-  const BLOCK = new Set([
-    'P', 'LI', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'DT', 'DD', 'PRE', 'BLOCKQUOTE',
-    'CAPTION', 'FIGCAPTION', 'LEGEND', 'LABEL', 'SUMMARY', 'DIV', 'SECTION', 'ARTICLE', 'MAIN',
-    'HEADER', 'FOOTER', 'NAV', 'ASIDE', 'FORM', 'FIELDSET', 'TABLE', 'UL', 'OL', 'DL', 'BODY',
-  ]);
-  // Table parts: a row is one outline line, `cell | cell | cell`.
-  const TABLE_PARTS = new Set(['THEAD', 'TBODY', 'TFOOT', 'TR', 'TD', 'TH', 'COLGROUP']);
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'HEAD', 'META', 'LINK', 'svg']);
+  // Never part of the outline: a select's options, a textarea's value, datalists.
+  const NO_TEXT = new Set(['SELECT', 'OPTION', 'OPTGROUP', 'DATALIST', 'TEXTAREA', 'IFRAME', 'FRAME', 'OBJECT']);
+  // One repeated thing per line: a row, a list item, a card (see itemOf).
+  const ITEM_SELECTOR = 'li, tr, article, [role=row], [role=listitem], [role=article]';
+  const INTERACTIVE_SELECTOR = 'a[href], button, summary, label, [role=button], [role=link], [role=tab], '
+    + '[role=menuitem], [role=option], [role=switch], [role=checkbox], [role=radio]';
   const isSecretField = __IS_SECRET__;
 
-  const clean = (s, max) => {
-    const t = (s || '').replace(/\s+/g, ' ').trim();
-    return t.length > max ? t.slice(0, max - 1) + '…' : t;
+  const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  // A cut never falls inside a word.
+  const cutWords = (t, max) => {
+    if (t.length <= max) return t;
+    let cut = t.slice(0, max - 1);
+    const space = cut.lastIndexOf(' ');
+    if (space > max * 0.5) cut = cut.slice(0, space);
+    return cut.replace(/[\s,;:|·-]+$/, '') + '…';
   };
+  const clean = (s, max) => cutWords(squash(s), max);
+  const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
   const roleOf = (el) => {
     const explicit = (el.getAttribute('role') || '').split(' ')[0];
@@ -70,13 +82,14 @@
   };
 
   const textOf = (el) => {
-    // Visible text, with image alt text and nested aria-labels, as an accessible name would use.
+    // Visible text, with image alt text and nested aria-labels, as an accessible name would use;
+    // never a select's options or a text field's contents.
     let out = '';
     const walk = (node) => {
       if (out.length > MAX_NAME * 2) return;
       if (node.nodeType === 3) { out += node.nodeValue; return; }
-      if (node.nodeType !== 1 || SKIP.has(node.tagName)) {
-        if (node.nodeType === 1 && node.tagName === 'SVG') {
+      if (node.nodeType !== 1 || SKIP.has(node.tagName) || NO_TEXT.has(node.tagName)) {
+        if (node.nodeType === 1 && node.tagName.toUpperCase() === 'SVG') {
           const t = node.querySelector('title');
           if (t) out += ' ' + t.textContent + ' ';
         }
@@ -85,6 +98,7 @@
       const label = node !== el && node.getAttribute('aria-label');
       if (label) { out += ' ' + label + ' '; return; }
       if (node.tagName === 'IMG') { out += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
+      if (node.tagName === 'INPUT') return;
       if (node.getAttribute('aria-hidden') === 'true') return;
       for (const child of node.childNodes) walk(child);
       if (node.shadowRoot) for (const child of node.shadowRoot.childNodes) walk(child);
@@ -98,8 +112,8 @@
     const ids = el.getAttribute('aria-labelledby');
     if (ids) {
       const text = ids.split(/\s+/).map((id) => doc.getElementById(id)).filter(Boolean)
-        .map((n) => n.textContent).join(' ');
-      if (clean(text, MAX_NAME)) return text;
+        .map((n) => (n === el || NO_TEXT.has(n.tagName) ? '' : textOf(n))).join(' ');
+      if (squash(text)) return text;
     }
     const aria = el.getAttribute('aria-label');
     if (aria && aria.trim()) return aria;
@@ -109,12 +123,13 @@
       if (['submit', 'button', 'reset'].includes(type)) return el.value || type;
       if (type === 'image') return el.getAttribute('alt') || el.value || 'image';
       if (el.labels && el.labels.length) {
-        return Array.from(el.labels).map((l) => textOf(l)).join(' ');
+        const text = Array.from(el.labels).map((l) => textOf(l)).join(' ');
+        if (squash(text)) return text;
       }
       return el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name') || '';
     }
     const text = textOf(el);
-    if (clean(text, MAX_NAME)) return text;
+    if (squash(text)) return text;
     return el.getAttribute('title') || el.getAttribute('placeholder') || '';
   };
 
@@ -171,6 +186,8 @@
     if (el.checkVisibility && !el.checkVisibility({ visibilityProperty: true })) return false;
     return el.getClientRects().length > 0;
   };
+  const styleOf = (el) => el.ownerDocument.defaultView.getComputedStyle(el);
+  const parentOf = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
 
   // A hidden checkbox/radio styled through its label: act on the label, which Playwright retargets.
   const proxyOf = (el) => {
@@ -179,15 +196,17 @@
     return null;
   };
 
-  const elements = [];
   const counts = { above: 0, below: 0, hidden_frames: 0 };
   let frameSeq = 0;
   const seen = new Set();
+  const candidates = [];
 
   const consider = (el, chain, dx, dy) => {
     const role = roleOf(el);
     if (!role || seen.has(el)) return;
     seen.add(el);
+    // A link hidden from assistive technology (a decorative thumbnail) is a duplicate of a visible one.
+    if (role === 'link' && el.closest('[aria-hidden="true"]')) return;
     let target = el;
     if (!visible(el)) {
       target = (role === 'checkbox' || role === 'radio') ? proxyOf(el) : null;
@@ -203,78 +222,155 @@
       if (y + r.height <= 0) counts.above += 1; else counts.below += 1;
       return;
     }
-    if (elements.length >= MAX_ELEMENTS) { counts.below += 1; return; }
-    const n = elements.length + 1;
-    target.setAttribute('data-bc-id', String(n));
-    marked.push(target);
-    const name = clean(labelOf(el), MAX_NAME);
-    const item = { n, role, name, state: stateOf(el, role) };
-    if (chain.length) item.frame = chain.slice();
-    if (el.tagName === 'A') {
-      const href = el.getAttribute('href') || '';
-      if (!name) item.name = clean(href, MAX_NAME);
-    }
-    if (full && !inView) item.offscreen = true;
-    elements.push(item);
+    candidates.push({ el, target, role, chain: chain.slice(), inView });
   };
 
-  // Outline: visible text blocks in reading order, headings marked, within a character budget.
-  const outline = [];
-  let textUsed = 0;
-  const addText = (raw) => {
-    // Separators left over once link texts are taken out ("| | |", "»") say nothing.
-    const line = raw.replace(/(\s*[|·•»«>›‹<\/-]\s*){2,}/g, ' | ').replace(/^[\s|·•»«>›‹<\/-]+|[\s|·•»«>›‹<\/-]+$/g, '');
-    if (textUsed >= TEXT_BUDGET || !/[\p{L}\p{N}]/u.test(line)) return;
-    const room = TEXT_BUDGET - textUsed;
-    const cut = line.length > room ? line.slice(0, Math.max(0, room - 1)) + '…' : line;
-    outline.push(cut);
-    textUsed += cut.length + 1;
-  };
-  // Text of interactive elements and of their labels is already in the element list: not repeated.
-  const INTERACTIVE_TAGS = new Set(['A', 'BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'SUMMARY', 'OPTION']);
-  const listedText = (node) => INTERACTIVE_TAGS.has(node.tagName) || seen.has(node)
-    || (node.tagName === 'LABEL' && (node.control || node.hasAttribute('for')));
-  const blockText = (el) => {
-    if (listedText(el)) return '';
-    let out = '';
-    for (const child of el.childNodes) {
-      if (child.nodeType === 3) out += child.nodeValue;
-      else if (child.nodeType === 1 && !SKIP.has(child.tagName) && !BLOCK.has(child.tagName)
-        && !TABLE_PARTS.has(child.tagName) && !listedText(child) && !child.querySelector('a,button,input,select,textarea')) {
-        const style = child.ownerDocument.defaultView.getComputedStyle(child);
-        if (style.display === 'block' || style.display === 'flex' || style.display === 'grid') continue;
-        out += child.tagName === 'BR' ? ' ' : (child.innerText || child.textContent || '');
+  // ---- Outline: text grouped by the block that lays it out ----------------------------------------
+  // Per element (cached): the block that owns its text, whether the text is hidden, and whether it
+  // is the text of an interactive element (already named in the element list).
+  const infoCache = new Map();
+  const info = (el) => {
+    let found = infoCache.get(el);
+    if (found) return found;
+    const parent = parentOf(el);
+    const up = parent ? info(parent) : { owner: el, skip: false, inter: false, inline: false };
+    const tag = el.tagName;
+    if (up.skip || SKIP.has(tag) || NO_TEXT.has(tag) || el.getAttribute('aria-hidden') === 'true') {
+      found = { owner: up.owner, skip: true, inter: true };
+    } else {
+      const style = styleOf(el);
+      const display = style.display;
+      if (display === 'none') found = { owner: up.owner, skip: true, inter: true };
+      else {
+        const inline = display.startsWith('inline') || display === 'contents';
+        const inter = up.inter || (el.matches(INTERACTIVE_SELECTOR) && (tag !== 'LABEL' || !!el.control));
+        found = { owner: inline && parent ? up.owner : el, skip: style.visibility === 'hidden', inter, tag };
       }
     }
-    return clean(out, 160);
+    infoCache.set(el, found);
+    return found;
+  };
+  // Is `el` one of several alike siblings (cards in a grid, rows of a list)?
+  const repeated = (el) => {
+    const parent = el.parentElement;
+    if (!parent || parent.childElementCount < 2) return false;
+    let alike = 0;
+    let looked = 0;
+    for (let sib = parent.firstElementChild; sib && looked < 24; sib = sib.nextElementSibling, looked += 1) {
+      if (sib.tagName === el.tagName && sib.className === el.className) alike += 1;
+      if (alike >= 2) return true;
+    }
+    return false;
+  };
+  const itemCache = new Map();
+  // The item (row, list item, card) a block belongs to: its blocks share one line.
+  const itemOf = (block) => {
+    if (itemCache.has(block)) return itemCache.get(block);
+    let item = block;
+    let node = block;
+    for (let depth = 0; node && depth < 5; depth += 1, node = node.parentElement) {
+      const tag = node.tagName;
+      if (tag === 'BODY' || tag === 'MAIN' || tag === 'HTML' || tag === 'TABLE' || tag === 'UL' || tag === 'OL') break;
+      if (tag === 'TR' || node.getAttribute('role') === 'row') { item = node; break; }
+      const len = node.textContent.length;
+      if (len > ITEM_MAX) break;
+      if (node !== block && (node.matches(ITEM_SELECTOR) || repeated(node))) { item = node; break; }
+      if (node === block && node.matches(ITEM_SELECTOR)) { item = node; break; }
+    }
+    itemCache.set(block, item);
+    return item;
+  };
+  const inViewCache = new Map();
+  // A block's text counts when the block is rendered (not in a closed <details>) and, in viewport
+  // mode, when the block is on screen.
+  const blockInView = (block, dy) => {
+    let ok = inViewCache.get(block);
+    if (ok === undefined) {
+      ok = !block.checkVisibility || block.checkVisibility();
+      if (ok && !full) {
+        const r = block.getBoundingClientRect();
+        ok = r.height > 0 && r.top + dy + r.height > 0 && r.top + dy < vh;
+      }
+      inViewCache.set(block, ok);
+    }
+    return ok;
+  };
+  const HEADING = /^H([1-6])$/;
+  const segments = [];
+  let seg = null;
+  const addTextNode = (node, dy) => {
+    const value = node.nodeValue;
+    if (!value || !/\S/.test(value)) {
+      if (seg && value) seg.text += ' ';
+      return;
+    }
+    const parent = node.parentElement || (node.parentNode && node.parentNode.host);
+    if (!parent) return;
+    const inf = info(parent);
+    if (inf.skip) return;
+    const block = inf.owner;
+    if (!blockInView(block, dy)) return;
+    const item = itemOf(block);
+    if (!seg || seg.item !== item) {
+      seg = { item, block, text: '', plain: false, blocks: 1 };
+      const level = HEADING.exec(block.tagName);
+      if (level && item === block) seg.text = '#'.repeat(Number(level[1])) + ' ';
+      else if (block.getAttribute('role') === 'heading' && item === block) {
+        seg.text = '#'.repeat(Number(block.getAttribute('aria-level')) || 2) + ' ';
+      }
+      segments.push(seg);
+    } else if (seg.block !== block) {
+      // A new block in the same item: `name | price | button`; a term and its definition: `term: definition`.
+      const term = seg.block.tagName === 'DT' && block.tagName === 'DD';
+      seg.text = seg.text.replace(/\s+$/, '') + (term ? ': ' : ' | ');
+      seg.block = block;
+      seg.blocks += 1;
+    }
+    seg.text += value;
+    if (!inf.inter) seg.plain = true;
+  };
+  const addBreak = (el) => {
+    if (!seg || !seg.text) return;
+    const inf = info(el);
+    if (!inf.skip && inf.owner === seg.block) seg.text = /[.,;:!?]\s*$/.test(seg.text) ? seg.text + ' ' : seg.text.replace(/\s+$/, '') + ', ';
+  };
+  // Terms and their definitions read as one line: the term's segment is continued by its definition.
+  const joinDefinitions = () => {
+    for (let i = 1; i < segments.length; i += 1) {
+      const prev = segments[i - 1];
+      const cur = segments[i];
+      if (prev && cur && prev.block.tagName === 'DT' && cur.block.tagName === 'DD' && prev.item === prev.block
+        && cur.item === cur.block && prev.block.parentElement === cur.block.parentElement) {
+        prev.text = prev.text.replace(/\s+$/, '') + ': ' + cur.text;
+        prev.plain = prev.plain || cur.plain;
+        prev.block = cur.block;
+        segments.splice(i, 1);
+        i -= 1;
+      }
+    }
   };
 
   const walk = (root, chain, dx, dy) => {
     const doc = root.ownerDocument || root;
-    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT, {
-      acceptNode: (node) => (SKIP.has(node.tagName) || SKIP.has(node.tagName.toUpperCase())
+    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => (node.nodeType === 1 && SKIP.has(node.tagName)
         ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
     });
-    let el = walker.currentNode.nodeType === 1 ? walker.currentNode : walker.nextNode();
-    while (el) {
+    let node = walker.currentNode.nodeType === 1 ? walker.currentNode : walker.nextNode();
+    while (node) {
+      if (node.nodeType === 3) {
+        addTextNode(node, dy);
+        node = walker.nextNode();
+        continue;
+      }
+      const el = node;
       consider(el, chain, dx, dy);
       const tag = el.tagName;
-      if (textUsed < TEXT_BUDGET && tag === 'TR') {
-        const r = el.getBoundingClientRect();
-        if ((full || (r.top + dy + r.height > 0 && r.top + dy < vh)) && r.height > 0) {
-          const cells = Array.from(el.cells).map((c) => clean(c.innerText, 60)).filter(Boolean);
-          if (cells.length) addText(cells.join(' | '));
-        }
-      } else if (textUsed < TEXT_BUDGET && BLOCK.has(tag) && tag !== 'BODY') {
-        const r = el.getBoundingClientRect();
-        const y = r.top + dy;
-        if ((full || (y + r.height > 0 && y < vh)) && r.height > 0) {
-          const text = blockText(el);
-          if (text && visible(el)) {
-            const level = /^H([1-6])$/.exec(tag);
-            addText(level ? '#'.repeat(Number(level[1])) + ' ' + text : text);
-          }
-        }
+      if (tag === 'BR') addBreak(el);
+      else if (tag === 'IMG' && seg && el.alt && el.closest('a[href]')) {
+        // An image link's words (alt text) stay in their sentence like a text link's.
+        const inf = info(el);
+        if (!inf.skip && inf.owner === seg.block) seg.text += ' ' + el.alt + ' ';
       }
       if (el.shadowRoot) walk(el.shadowRoot, chain, dx, dy);
       if (tag === 'IFRAME' || tag === 'FRAME') {
@@ -286,27 +382,211 @@
           frameSeq += 1;
           el.setAttribute('data-bc-frame', String(frameSeq));
           marked.push(el);
+          seg = null;
           walk(inner.documentElement, chain.concat([frameSeq]), dx + r.left + el.clientLeft, dy + r.top + el.clientTop);
+          seg = null;
         } else if (!inner && visible(el)) {
           counts.hidden_frames += 1;
         }
       }
-      el = walker.nextNode();
+      node = walker.nextNode();
     }
   };
 
   walk(document.documentElement, [], 0, 0);
+  joinDefinitions();
 
-  // Same name twice ("Details", "Add to cart"): say which row or item each one belongs to.
+  // ---- Elements: names, duplicates dropped, numbers --------------------------------------------
+  for (const c of candidates) {
+    c.name = clean(labelOf(c.el), MAX_NAME);
+    if (c.el.tagName === 'A') c.href = c.el.href || c.el.getAttribute('href') || '';
+  }
+  const namedHrefs = new Set(candidates.filter((c) => c.href && c.name).map((c) => c.href));
+  const elements = [];
+  const nodes = [];
+  for (const c of candidates) {
+    if (c.href !== undefined) {
+      // A thumbnail or icon link to where a named link goes: that link is listed, not this one.
+      if (!c.name && namedHrefs.has(c.href)) continue;
+    }
+    if (elements.length >= MAX_ELEMENTS) { counts.below += 1; continue; }
+    const n = elements.length + 1;
+    c.target.setAttribute('data-bc-id', String(n));
+    marked.push(c.target);
+    const item = { n, role: c.role, name: c.name, state: stateOf(c.el, c.role) };
+    if (c.chain.length) item.frame = c.chain;
+    if (c.href !== undefined && !c.name) item.name = clean(c.el.getAttribute('href') || '', MAX_NAME);
+    if (full && !c.inView) item.offscreen = true;
+    elements.push(item);
+    nodes.push(c);
+  }
+
+  // ---- What covers what: hit-test each listed element's centre ----------------------------------
+  const labelText = (box) => {
+    const ids = box.getAttribute('aria-labelledby');
+    if (ids) {
+      const text = squash(ids.split(/\s+/).map((id) => box.ownerDocument.getElementById(id)).filter(Boolean)
+        .map((n) => n.textContent).join(' '));
+      if (text) return text;
+    }
+    const aria = squash(box.getAttribute('aria-label'));
+    if (aria) return aria;
+    const heading = box.querySelector('h1, h2, h3, h4, h5, h6, [role=heading], legend, strong, b');
+    if (heading && squash(heading.innerText)) return squash(heading.innerText);
+    return '';
+  };
+  const isDialog = (n) => {
+    const role = n.getAttribute('role');
+    return n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true';
+  };
+  const boxCache = new Map();
+  // The overlay a point lands in: the nearest dialog, or fixed/sticky/absolute layer, named.
+  const describe = (hit) => {
+    let layer = null;
+    let dialog = null;
+    for (let n = hit; n && n.tagName !== 'BODY' && n.tagName !== 'HTML'; n = parentOf(n)) {
+      if (isDialog(n)) { dialog = n; break; }
+      if (!layer) {
+        const pos = styleOf(n).position;
+        if (pos === 'fixed' || pos === 'sticky' || pos === 'absolute') layer = n;
+      } else if (styleOf(n).position === 'fixed') layer = n;
+    }
+    const box = dialog || layer;
+    if (!box) return null;
+    if (boxCache.has(box)) return boxCache.get(box);
+    let name = labelText(box);
+    let kind = 'dialog';
+    if (!dialog) {
+      const inner = box.querySelector('dialog, [role=dialog], [role=alertdialog], [aria-modal=true]');
+      if (!name && inner) name = labelText(inner);
+      else if (!inner) {
+        const r = box.getBoundingClientRect();
+        const pos = styleOf(box).position;
+        kind = pos === 'absolute' ? (box.getAttribute('role') || 'layer') : r.height * r.width > vw * vh * 0.5 ? 'overlay' : 'banner';
+      }
+    }
+    const found = { kind, name: clean(name, 60), box };
+    boxCache.set(box, found);
+    return found;
+  };
+  const coverOf = (c) => {
+    const target = c.target;
+    const root = target.getRootNode();
+    if (!root.elementFromPoint) return null;
+    const win = target.ownerDocument.defaultView;
+    const r = target.getBoundingClientRect();
+    const left = Math.max(r.left, 0);
+    const right = Math.min(r.right, win.innerWidth);
+    const topY = Math.max(r.top, 0);
+    const bottom = Math.min(r.bottom, win.innerHeight);
+    if (right - left < 1 || bottom - topY < 1) return null;
+    const hit = root.elementFromPoint((left + right) / 2, (topY + bottom) / 2);
+    if (!hit || hit === target || target.contains(hit)) return null;
+    for (let n = target; n; n = parentOf(n)) if (n === hit) return null;  // the point lands on an ancestor
+    const label = hit.closest('label');
+    if (label && (label.control === c.el || label.contains(c.el))) return null;
+    if (c.el.labels && Array.from(c.el.labels).some((l) => l.contains(hit))) return null;
+    const cover = describe(hit);
+    if (!cover || cover.box.contains(target)) return null;
+    return cover;
+  };
+  let covered = 0;
+  for (let i = 0; i < elements.length; i += 1) {
+    if (!nodes[i].inView) continue;
+    const cover = coverOf(nodes[i]);
+    if (!cover) continue;
+    elements[i].covered = cover.name ? `${cover.kind} «${cover.name}»` : cover.kind;
+    covered += 1;
+  }
+
+  // An open modal: a modal dialog, or a fixed layer over the middle of the viewport.
+  let modal = null;
+  const modalNode = document.querySelector('dialog:modal') || Array.from(
+    document.querySelectorAll('[aria-modal=true], [role=alertdialog]')).find((n) => visible(n));
+  if (modalNode) modal = clean(labelText(modalNode), 80) || (modalNode.getAttribute('role') || 'dialog');
+  else {
+    // A fixed layer over a quarter of the viewport or more, at its middle, blocks the page.
+    const middle = document.elementFromPoint(vw / 2, vh / 2);
+    for (let n = middle; n && n.tagName !== 'BODY' && n.tagName !== 'HTML'; n = parentOf(n)) {
+      if (styleOf(n).position !== 'fixed') continue;
+      const r = n.getBoundingClientRect();
+      if (r.width * r.height >= vw * vh * 0.25) {
+        const cover = describe(middle);
+        modal = (cover && cover.name) || clean(labelText(n), 80) || (cover ? cover.kind : 'overlay');
+      }
+      break;
+    }
+  }
+
+  // Error texts next to form fields.
+  const errors = [];
+  const addError = (n) => {
+    if (!n || !visible(n)) return;
+    const text = clean(n.innerText, 160);
+    if (text && !errors.includes(text) && errors.length < 6) errors.push(text);
+  };
+  for (const field of document.querySelectorAll('[aria-invalid=true]')) {
+    const ids = `${field.getAttribute('aria-errormessage') || ''} ${field.getAttribute('aria-describedby') || ''}`;
+    for (const id of ids.split(/\s+/).filter(Boolean)) addError(document.getElementById(id));
+  }
+  for (const n of document.querySelectorAll('form [role=alert], form [aria-live=assertive]')) addError(n);
+
+  // ---- The outline, within its budget; every cut says how much it left out ------------------------
+  const outline = [];
+  let textUsed = 0;
+  let left = 0;
+  let cutSomething = false;
+  for (const s of segments) {
+    // Separators standing alone at a line's ends or in runs ("| | |", "» ›") say nothing; those inside
+    // words ("https://", "-5 °C", "/usr/bin") are words.
+    let line = squash(s.text).replace(/(^|\s)[|·•»«>›‹\/-](?:\s+[|·•»«>›‹\/-])+(?=\s|$)/g, '$1|')
+      .replace(/^(?:[|·•»«>›‹\/-](?:\s+|$))+|(?:(?:^|\s+)[|·•»«>›‹\/-])+$/g, '');
+    if (!/[\p{L}\p{N}]/u.test(line)) continue;
+    // Only the words of links and buttons, already listed as elements: not repeated.
+    if (!s.plain && line.length <= MAX_NAME) continue;
+    if (textUsed >= TEXT_BUDGET) { left += line.length + 1; continue; }
+    if (line.length > LINE_MAX) {
+      const kept = cutWords(line, LINE_MAX);
+      const hint = cutSomething || full ? '' : '; observe with full_page=true';
+      line = `${kept} [cut: ${grouped(line.length - kept.length + 1)} more characters${hint}]`;
+      cutSomething = true;
+    }
+    const room = TEXT_BUDGET - textUsed;
+    if (line.length > room + 40) {
+      const kept = cutWords(line, Math.max(room, 40));
+      left += line.length - kept.length + 1;
+      line = kept;
+    }
+    outline.push(line);
+    textUsed += line.length + 1;
+  }
+  if (left > 0) {
+    cutSomething = true;
+    outline.push(`… [cut: ${grouped(left)} more characters; ${full ? 'read the rest with page.innerText() in code' : 'observe with full_page=true'}]`);
+  }
+
+  // Same name twice ("Details", "Add to cart"): say which row or item each one belongs to, in whole words.
   const byName = new Map();
   for (const item of elements) byName.set(item.name, (byName.get(item.name) || 0) + 1);
-  for (const item of elements) {
+  for (let i = 0; i < elements.length; i += 1) {
+    const item = elements[i];
     if (byName.get(item.name) < 2) continue;
-    const node = marked.find((m) => m.getAttribute('data-bc-id') === String(item.n));
-    const box = node && node.closest('tr, li, article, [role=row], [role=listitem], fieldset');
-    if (!box || (box.innerText || '').length > 300) continue;
-    const own = clean(node.innerText || '', 200);
-    const context = clean((box.innerText || '').replace(own, ' '), 50);
+    const node = nodes[i].target;
+    const box = node.closest('tr, li, article, [role=row], [role=listitem], fieldset');
+    if (!box || box.textContent.length > 600) continue;
+    const parts = [];
+    const texts = box.ownerDocument.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    let owner = null;
+    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+      if (node.contains(t) || !/\S/.test(t.nodeValue)) continue;
+      const parent = t.parentElement;
+      const inf = parent && info(parent);
+      if (!inf || inf.skip) continue;
+      if (owner && inf.owner !== owner) parts.push(' ');
+      owner = inf.owner;
+      parts.push(t.nodeValue);
+    }
+    const context = clean(parts.join(''), 60);
     if (context) item.context = context;
   }
   const CAPTCHA_FRAME = 'iframe[src*="recaptcha" i], iframe[src*="hcaptcha" i], iframe[src*="challenges.cloudflare.com" i],'
@@ -320,9 +600,11 @@
     title: document.title,
     viewport: { width: vw, height: vh, scrollY: Math.round(scroller.scrollTop), height_total: Math.round(scroller.scrollHeight) },
     elements,
-    counts,
+    counts: { ...counts, covered },
     outline,
-    truncated: textUsed >= TEXT_BUDGET,
+    truncated: cutSomething,
+    modal,
+    errors,
     signals: { captcha },
   };
 }

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable
-from browser_copilot.safety.classifier import secret_source
-from browser_copilot.safety.redaction import redact
+from browser_copilot.safety.classifier import lexicon, secret_source
+from browser_copilot.safety.redaction import luhn_ok
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
 UNTRUSTED_CLOSE = "</page_content>"
@@ -44,6 +44,8 @@ class Element:
     offscreen: bool = False
     context: str = ""
     """For repeated names: the text of the row or item the element belongs to."""
+    covered: str = ""
+    """What lies over the element's centre (hit-tested), e.g. 'dialog «We value your privacy»'."""
 
     def render(self) -> str:
         line = f"[{self.n}] {self.role}"
@@ -57,6 +59,8 @@ class Element:
             line += " (in frame)"
         if self.offscreen:
             line += " (off-screen)"
+        if self.covered:
+            line += f" (covered by {self.covered})"
         return line
 
 
@@ -94,6 +98,14 @@ class Observation:
     """Downloads finished since the last observation: name, url, state, path."""
     extract_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    modal: str | None = None
+    """The heading or label of an open modal dialog or of a layer over the viewport's middle."""
+    errors: list[str] = field(default_factory=list)
+    """Visible error texts next to form fields (aria-invalid fields' messages, alerts in forms)."""
+    covered: int = 0
+    """How many listed elements something covers (see `Element.covered`)."""
+    truncated: bool = False
+    """Some page text was cut from the outline (the outline says where and how much)."""
 
     @property
     def fingerprint(self) -> str:
@@ -164,6 +176,15 @@ class Observation:
         else:
             where = f"Viewport shows {top}-{top + height} of {total}px"
         lines.append(where + (f"; {', '.join(beyond)}" if beyond else "") + ".")
+        if self.modal:
+            lines.append(f"Open on top of the page: «{self.modal}».")
+        if self.covered:
+            lines.append(
+                f"{self.covered} listed element(s) are covered by something (marked): a click on them fails "
+                "until it is closed."
+            )
+        if self.errors:
+            lines.append("Errors shown: " + " · ".join(f"«{e}»" for e in self.errors))
         lines.append("Elements:" if self.elements else "Elements: none visible")
         lines.extend(el.render() for el in self.elements)
         if self.outline:
@@ -193,7 +214,18 @@ def observation_code(
 ) -> str:
     """The code of one observation (see observe.js): settle, close a consent banner, extract."""
     opts = json.dumps({"full": full, "screenshot": screenshot, "settle": settle, "banners": banners})
-    return _observe_template().replace("__OPTS__", opts).replace("__EXTRACT__", extractor_source().strip())
+    return (
+        _observe_template()
+        .replace("__OPTS__", opts)
+        .replace("__COOKIE_WORDS__", _cookie_words())
+        .replace("__EXTRACT__", extractor_source().strip())
+    )
+
+
+@cache
+def _cookie_words() -> str:
+    """The lexicon's words for cookies in many languages (`cookie_words`): one sign of a consent banner."""
+    return json.dumps([str(w) for w in lexicon().get("cookie_words", [])], ensure_ascii=False)
 
 
 def parse_dialog(result: CodeResult) -> Dialog | None:
@@ -203,16 +235,34 @@ def parse_dialog(result: CodeResult) -> Dialog | None:
     return Dialog(match.group(1), match.group(2)) if match else None
 
 
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+
+
+def mask_secrets(text: str) -> str:
+    """Card numbers (Luhn) and IBANs masked, and nothing else: the user's own name, e-mail, phone or
+    address typed into a form stay visible to the model so it can check what it typed. (Secret fields,
+    passwords and one-time codes, are masked in the page by `extractor.js`; logs are redacted
+    separately, by `safety.redaction.redact`.)"""
+
+    def card(match: re.Match[str]) -> str:
+        digits = re.sub(r"\D", "", match.group(0))
+        return "<masked>" if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
+
+    return _IBAN.sub("<masked>", _CARD.sub(card, text))
+
+
 def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
     elements = [
         Element(
             n=int(e["n"]),
             role=str(e["role"]),
             name=str(e.get("name", "")),
-            state=redact(str(e.get("state", ""))),  # values typed into forms: no PII back to the model
+            state=mask_secrets(str(e.get("state", ""))),  # secrets only: the user's own details stay visible
             frame=tuple(int(f) for f in e.get("frame", [])),
             offscreen=bool(e.get("offscreen", False)),
             context=str(e.get("context", "")),
+            covered=str(e.get("covered", "")),
         )
         for e in data.get("elements", [])
     ]
@@ -229,6 +279,10 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         screenshot_b64=data.get("screenshot"),
         banner=data.get("banner"),
         captcha=bool((data.get("signals") or {}).get("captcha", False)),
+        modal=str(data["modal"]) if data.get("modal") else None,
+        errors=[str(e) for e in data.get("errors") or []],
+        covered=int((data.get("counts") or {}).get("covered", 0)),
+        truncated=bool(data.get("truncated", False)),
         downloads=[
             {k: str(d.get(k, "")) for k in ("name", "url", "state", "path")}
             for d in data.get("downloads", [])

@@ -47,12 +47,14 @@
     const keep = Math.max(5, core.length - 2);
     return word.slice(0, keep) === core.slice(0, keep);
   };
+  const CLEAN = /^(?:\*?[\p{Ll}\p{Lo}\p{M}\p{Nd}]+(?:-[\p{Ll}\p{Lo}\p{M}\p{Nd}]+)*\*?)(?: \*?[\p{Ll}\p{Lo}\p{M}\p{Nd}]+(?:-[\p{Ll}\p{Lo}\p{M}\p{Nd}]+)*\*?)*$/u;
   const compile = (phrases) => {
     const index = { exact: new Map(), stems: new Map(), loose: new Map(), suffixes: [], unspaced: new Map(), longestStem: 0 };
     const add = (map, key, entry) => { if (!map.has(key)) map.set(key, []); map.get(key).push(entry); };
     for (const raw of new Set(phrases)) {
-      // Each word is normalised like the text; `*` marks survive at its ends.
-      const words = String(raw).trim().split(/\s+/).flatMap((word) => {
+      // Each word is normalised like the text; `*` marks survive at its ends. Most phrases of the table
+      // are already in that form (lower case, letters, spaces): they skip the normalisation.
+      const words = CLEAN.test(raw) && raw.normalize('NFKC') === raw ? raw.split(' ') : String(raw).trim().split(/\s+/).flatMap((word) => {
         const parts = norm(word.replace(/^\*|\*$/g, '')).split(/[\s']+/).filter(Boolean);
         if (!parts.length) return [];
         if (word.startsWith('*')) parts[0] = '*' + parts[0];

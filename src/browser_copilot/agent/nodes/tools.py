@@ -32,7 +32,7 @@ from browser_copilot.agent.nodes.critical_action_validator import (
     pending_from_checks,
 )
 from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
-from browser_copilot.agent.state import ActionRecord, AgentState, PendingAction
+from browser_copilot.agent.state import ActionRecord, AgentState, ObservationState, PendingAction
 from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import (
     BROWSER_TOOLS,
@@ -57,6 +57,7 @@ from browser_copilot.safety.guard import (
     guarded_code,
     preflight_checks,
     replay_code,
+    targets,
     types_into,
 )
 
@@ -90,6 +91,15 @@ class _Run:
 
     def working(self) -> dict[str, Any]:
         return {**self.state, **self.update}
+
+
+def covered_note(code: str, observation: ObservationState) -> str:
+    """Why a click on a covered element failed: what covers it (from the last observation)."""
+    numbers, _ = targets(code)
+    covered = [e for e in observation["elements"] if e["n"] in numbers and e.get("covered")]
+    return "".join(
+        f"\nElement [{e['n']}] was covered by {e['covered']}: close or answer that first." for e in covered
+    )
 
 
 async def _judged(ctx: AgentContext, checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -243,6 +253,8 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
     )
     run.failed_kind = kind
     text = allowed + result_text(result)
+    if not result.ok and observation is not None:
+        text += covered_note(args.code, observation)
     dialog = parse_dialog(result)
     if dialog is not None:
         text += f'\nA {dialog.kind} dialog is open: "{dialog.message}". Answer it with handle_dialog.'
