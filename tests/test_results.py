@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from browser_copilot.browser.results import UNDEFINED, Tab, parse_code_result
+import json
+import re
+
+from browser_copilot.agent.signals import result_text
+from browser_copilot.browser.results import UNDEFINED, CodeResult, Tab, parse_code_result
 
 RESULT = (
     '### Result\n{"a":[1,"x"]}\n### Ran Playwright code\n```js\nawait (async (page) => '
@@ -64,3 +68,14 @@ def test_open_tabs_are_parsed_with_the_current_one() -> None:
 def test_a_result_that_is_not_json_is_kept_as_text() -> None:
     result = parse_code_result("### Result\nnot json at all", is_error=False)
     assert result.value == "not json at all"
+
+
+def test_a_long_tool_result_is_cut_at_a_word_and_says_how_much_is_left() -> None:
+    value = {"http://wiki.test/Tarnwick": ["Population (2025 estimate) 48,210 " * 200]}
+    text = result_text(CodeResult(ok=True, value=value))
+    assert len(text) < 4200
+    cut = re.search(r"… \[cut: ([\d,]+) more characters; return less, or a part of it\]$", text)
+    assert cut is not None
+    shown = text[len("Returned: ") : cut.start()]
+    assert shown.endswith(("estimate)", "48,210", "Population", "(2025"))  # a whole word, not a piece
+    assert len(shown) + int(cut.group(1).replace(",", "")) == len(json.dumps(value, ensure_ascii=False))

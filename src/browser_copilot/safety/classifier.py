@@ -83,6 +83,12 @@ def secret_source() -> str:
 
 
 @cache
+def policy_template() -> str:
+    """policy.js with its `__LEXICON__` placeholder (the guard runtime fills in the page's languages)."""
+    return _script("policy.js")
+
+
+@cache
 def policy_source() -> str:
     table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
     return _script("policy.js").replace("__LEXICON__", table)

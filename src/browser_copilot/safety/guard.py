@@ -18,7 +18,7 @@ from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.results import CodeResult
-from browser_copilot.safety.classifier import policy_source, secret_source
+from browser_copilot.safety.classifier import lexicon, policy_template, secret_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
 _NAMED = re.compile(
@@ -32,10 +32,18 @@ _TYPING = re.compile(
 
 
 @cache
-def guard_source() -> str:
+def guard_template() -> str:
+    """guard.js with the classifier in it and `__LEXICON__` left for the phrase table."""
     source = resources.files("browser_copilot.safety").joinpath("guard.js").read_text("utf-8")
     body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
-    return body.replace("__POLICY__", policy_source()).replace("__IS_SECRET__", secret_source()).strip()
+    return body.replace("__POLICY__", policy_template()).replace("__IS_SECRET__", secret_source()).strip()
+
+
+@cache
+def guard_source() -> str:
+    """The whole guard with the whole phrase table (what `policy-check` and tests classify with)."""
+    table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
+    return guard_template().replace("__LEXICON__", table)
 
 
 @cache
@@ -112,14 +120,40 @@ def runtime_version() -> str:
     return hashlib.sha256(guard_source().encode()).hexdigest()[:12]
 
 
+_RUNTIME_FOR = """
+  // The runtime for a document: the phrase table of its language (<html lang>) and English when the
+  // table has that language, else all of it. Built once per language and kept on the context.
+  const made = new Map();
+  c.__bcRuntimeFor = (lang) => {
+    const code = String(lang || '').trim().toLowerCase().replace('_', '-');
+    const base = code.split('-')[0];
+    const found = [table.aliases[code], code, table.aliases[base], base]
+      .find((x) => x && Object.prototype.hasOwnProperty.call(table.languages, x));
+    const key = found || '*';
+    if (!made.has(key)) {
+      const languages = found
+        ? Object.fromEntries(Object.entries(table.languages).filter(([k]) => k === found || k === 'en'))
+        : table.languages;
+      made.set(key, template.replace('__LEXICON__', () => JSON.stringify({ ...table, languages })));
+    }
+    return made.get(key);
+  };
+"""
+
+
 def runtime_install_code() -> str:
-    """Code that leaves the guard runtime (guard, classifier and its phrase table, ~0.5 MB) on the
-    browser context object of the MCP server, once per server; guarded calls then carry only a stub
-    and put the runtime into a document the first time they meet it there."""
+    """Code that leaves the guard runtime (guard, classifier, phrase table) on the browser context
+    object of the MCP server, once per server; guarded calls then carry only a stub, and put the
+    runtime into a document the first time they meet it there, with the phrase table of the page's
+    language (a few tens of kB instead of ~0.5 MB)."""
+    table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
     return (
-        "async (page) => { const c = page.context();"
-        f" c.__bcRuntime = {json.dumps(guard_source())}; c.__bcRuntimeV = {json.dumps(runtime_version())};"
-        " return 'installed'; }"
+        "async (page) => { const c = page.context();\n"
+        f"  const template = {json.dumps(guard_template())};\n"
+        f"  const table = JSON.parse({json.dumps(table)});\n"
+        f"{_RUNTIME_FOR}"
+        f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
+        "  return 'installed'; }"
     )
 
 
@@ -166,8 +200,11 @@ def guarded_code(
         "    const call = () => page.evaluate("
         "(a) => (window.__bcRuntime ? window.__bcRuntime(a) : '__bcMissing'), args);\n"
         "    let out = await call();\n"
-        "    if (out === '__bcMissing') {"
-        " await page.evaluate(`void (window.__bcRuntime = ${__ctx.__bcRuntime})`); out = await call(); }\n"
+        "    if (out === '__bcMissing') {\n"
+        "      const lang = await page.evaluate(() => document.documentElement.lang || '').catch(() => '');\n"
+        "      await page.evaluate(`void (window.__bcRuntime = ${__ctx.__bcRuntimeFor(lang)})`);\n"
+        "      out = await call();\n"
+        "    }\n"
         "    return out;\n"
         "  };\n"
         f"{code_prelude(frames)}"

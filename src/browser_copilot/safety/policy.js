@@ -127,8 +127,7 @@
   // ("Accept all" on a cookie banner grants nothing irreversible).
   const CODES = compile(LEXICON.code_words || []);
   const COOKIES = compile(LEXICON.cookie_words || []);
-  const ALIASES = { no: 'nb', nn: 'nb', iw: 'he', in: 'id', 'zh-cn': 'zh-Hans', 'zh-sg': 'zh-Hans', 'zh-hans': 'zh-Hans',
-    'zh-tw': 'zh-Hant', 'zh-hk': 'zh-Hant', 'zh-mo': 'zh-Hant', 'zh-hant': 'zh-Hant', zh: 'zh-Hans', fil: 'tl' };
+  const ALIASES = LEXICON.aliases || {};
   // The page's language (<html lang>, "pt-BR" → pt), when the table has it.
   const languageOf = (lang) => {
     const code = String(lang || '').trim().toLowerCase().replace('_', '-');
