@@ -15,13 +15,10 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
-from browser_copilot.agent.context import AgentContext, Limits
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.events import EventLog
 from browser_copilot.safety.judge import Judge, judge_request, parse_verdict
+from tests.support.agent import make_runner, value
 from tests.support.openai_server import ScriptedOpenAI, text
 from tests.support.pages import PageServer
 from tests.support.scripted_model import ScriptedModel, code, say
@@ -111,37 +108,16 @@ async def test_verdicts_are_cached_per_origin_and_element() -> None:
     assert judge.calls == 2
 
 
-def make_runner(
-    session: BrowserSession, judge_model: ScriptedModel, *replies: Any
-) -> tuple[AgentRunner, EventLog]:
-    log = EventLog()
-    context = AgentContext(
-        llm=ScriptedModel(replies=list(replies)),
-        browser=session,
-        limits=Limits(),
-        events=log,
-        judge=Judge(judge_model),
-    )
-    return AgentRunner(compile_graph(InMemorySaver()), context, session_id=new_session_id()), log
-
-
-async def value(session: BrowserSession, expression: str) -> Any:
-    result = await session.run_code(
-        f"async (page) => await page.evaluate(() => {expression})", idempotent=True
-    )
-    return result.value
-
-
 async def test_an_ambiguous_step_the_judge_clears_runs_without_asking(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     judge_model = ScriptedModel(replies=[verdict(False, "safe")])
     runner, log = make_runner(
         browser_session,
-        judge_model,
         code(f"async (page) => {{ await page.goto('{pages.url('signals-step.html')}') }}"),
         code("async (page) => { await page.getByRole('button', { name: 'Continue' }).click() }"),
         say("Went on to step 2."),
+        judge_model=judge_model,
     )
     outcome = await runner.send("Go to the next step of the registration for the secret project Kestrel")
     assert outcome.stop_reason == "answered"
@@ -158,10 +134,10 @@ async def test_an_ambiguous_step_the_judge_finds_destructive_asks_the_user(
 ) -> None:
     runner, log = make_runner(
         browser_session,
-        ScriptedModel(replies=[verdict(True, "submit")]),
         code(f"async (page) => {{ await page.goto('{pages.url('signals-review.html')}') }}"),
         code("async (page) => { await page.getByRole('button', { name: 'Continue' }).click() }"),
         say("Registered."),
+        judge_model=ScriptedModel(replies=[verdict(True, "submit")]),
     )
     outcome = await runner.send("Finish my registration")
     assert outcome.stop_reason == "waiting_confirmation"

@@ -8,32 +8,14 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
-from browser_copilot.agent.context import AgentContext, Limits
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
-from browser_copilot.browser.observation import observe
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.events import EventLog
 from browser_copilot.safety.guard import Allow, guard_report, guarded_code, preflight_checks, replay_code
 from browser_copilot.safety.urls import UrlPolicy
 from browser_copilot.safety.vetting import vet_code
+from tests.support.agent import fresh, make_runner, value
 from tests.support.pages import PageServer
-from tests.support.scripted_model import ScriptedModel, code, say
-
-
-async def value(session: BrowserSession, expression: str) -> Any:
-    result = await session.run_code(
-        f"async (page) => await page.evaluate(() => {expression})", idempotent=True
-    )
-    return result.value
-
-
-async def fresh(session: BrowserSession, pages: PageServer, page: str) -> dict[str, list[int]]:
-    await session.goto(pages.url(page))
-    observation = await observe(session)
-    return {str(k): v for k, v in observation.frames_by_number().items()}
-
+from tests.support.scripted_model import code, say
 
 SEND_WAYS = {
     "by role": "async (page) => { await page.getByRole('button', { name: 'Send' }).click() }",
@@ -132,20 +114,6 @@ async def test_typing_into_a_password_field_is_blocked_in_the_page(
     assert report is not None
     assert report.secret_blocked > 0
     assert await value(browser_session, "document.querySelector('input[name=password]').value") == ""
-
-
-def make_runner(
-    session: BrowserSession, *replies: Any, policy: UrlPolicy | None = None
-) -> tuple[AgentRunner, EventLog]:
-    log = EventLog()
-    context = AgentContext(
-        llm=ScriptedModel(replies=list(replies)),
-        browser=session,
-        limits=Limits(),
-        events=log,
-        url_policy=policy or UrlPolicy(),
-    )
-    return AgentRunner(compile_graph(InMemorySaver()), context, session_id=new_session_id()), log
 
 
 def tools_said(values: dict[str, Any]) -> list[str]:

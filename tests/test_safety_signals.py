@@ -6,31 +6,11 @@ structure can tell. The guard holds the activation, never the reading."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from langgraph.checkpoint.memory import InMemorySaver
-
-from browser_copilot.agent.context import AgentContext, Limits
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
-from browser_copilot.browser.observation import observe
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.events import EventLog
 from browser_copilot.safety.guard import GuardReport, activated, guard_report, guarded_code, preflight_checks
+from tests.support.agent import fresh, make_runner, value
 from tests.support.pages import PageServer
-from tests.support.scripted_model import ScriptedModel, call, code, say
-
-
-async def value(session: BrowserSession, expression: str) -> Any:
-    result = await session.run_code(
-        f"async (page) => await page.evaluate(() => {expression})", idempotent=True
-    )
-    return result.value
-
-
-async def fresh(session: BrowserSession, pages: PageServer, page: str) -> dict[str, list[int]]:
-    await session.goto(pages.url(page))
-    observation = await observe(session)
-    return {str(k): v for k, v in observation.frames_by_number().items()}
+from tests.support.scripted_model import call, code, say
 
 
 async def held(session: BrowserSession, pages: PageServer, page: str, code: str) -> GuardReport:
@@ -277,22 +257,12 @@ async def test_a_generic_submit_of_a_post_form_is_held(
 async def test_accepting_a_native_confirm_that_warns_needs_the_user(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
-    runner = AgentRunner(
-        compile_graph(InMemorySaver()),
-        AgentContext(
-            llm=ScriptedModel(
-                replies=[
-                    code(f"async (page) => {{ await page.goto('{pages.url('signals-dialog.html')}') }}"),
-                    code("async (page) => { await page.click('#purge') }"),
-                    call("handle_dialog", accept=True),
-                    say("Removed."),
-                ]
-            ),
-            browser=browser_session,
-            limits=Limits(),
-            events=EventLog(),
-        ),
-        session_id=new_session_id(),
+    runner, _ = make_runner(
+        browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('signals-dialog.html')}') }}"),
+        code("async (page) => { await page.click('#purge') }"),
+        call("handle_dialog", accept=True),
+        say("Removed."),
     )
     waiting = await runner.send("Tidy up my files")
     assert waiting.stop_reason == "waiting_confirmation"
