@@ -1,5 +1,5 @@
 # Every target bootstraps what it needs (uv, `uv sync --frozen`, `npm ci`, a browser) first.
-.PHONY: run test bench setup doctor lint
+.PHONY: run test bench setup doctor lint serve
 
 run:  ## the terminal chat (pass more with ARGS="...")
 	@scripts/dev.sh run $(ARGS)
@@ -9,6 +9,9 @@ test:  ## ruff, mypy --strict on src/, pytest (real Chromium + real @playwright/
 
 bench:  ## benchmarks under bench/
 	@scripts/dev.sh bench
+
+serve:  ## the web page + WebSocket/SSE server on 127.0.0.1 (prints the URL; pass more with ARGS="...")
+	@scripts/dev.sh run serve $(ARGS)
 
 doctor:  ## step-by-step check of browser, MCP server, code tool, LLM and data dir
 	@scripts/dev.sh run doctor

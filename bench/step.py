@@ -6,9 +6,13 @@ validator, code call, fresh observation, prompt assembly, model call (scripted),
 Peers measured in the same run: a raw CDP `Runtime.evaluate` round trip over a WebSocket, and a
 trivial code call through the MCP session.
 
-Usage: uv run python bench/step.py [--steps N] [--rounds N]
+With `--pacing both` (the default) the same task runs again with human pacing (PACING=human: per-key
+typing, pauses before clicks, the same-site navigation gap, the per-site action limit, defaults).
+
+Usage: uv run python bench/step.py [--steps N] [--rounds N] [--pacing both|off|human]
 The last line: step_median_ms=... step_p90_ms=... mcp_call_ms=... raw_cdp_ms=... overhead_ratio=...
-prompt_tokens_median=... prompt_prefix_share=...
+prompt_tokens_median=... prompt_prefix_share=... step_median_ms_human=... step_p90_ms_human=...
+(step_* without pacing, *_human with it; a mode not run is left out)
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from tests.support.scripted_model import ScriptedModel, code, say  # noqa: E402
 from browser_copilot.agent.context import AgentContext, Limits  # noqa: E402
 from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E402
 from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
+from browser_copilot.browser.pacing import Pacing  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.events import EventLog  # noqa: E402
@@ -100,11 +105,12 @@ def prompt_figures(prompts: list[list[Any]]) -> tuple[list[int], list[float]]:
 
 
 async def run_round(
-    session: BrowserSession, pages: PageServer, steps: int
+    session: BrowserSession, pages: PageServer, steps: int, pacing: Pacing
 ) -> tuple[list[float], ScriptedModel]:
     log = EventLog()
     model = ScriptedModel(replies=script(pages, steps))
-    context = AgentContext(llm=model, browser=session, limits=Limits(max_tool_steps=steps + 1), events=log)
+    limits = Limits(max_tool_steps=steps + 1)
+    context = AgentContext(llm=model, browser=session, limits=limits, events=log, pacing=pacing)
     runner = AgentRunner(compile_graph(InMemorySaver()), context, session_id=f"bench-{time.time_ns()}")
     outcome = await runner.send("Do the scripted steps")
     assert outcome.stop_reason == "answered", outcome.text
@@ -118,50 +124,72 @@ async def main() -> None:
     )
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pacing", choices=("both", "off", "human"), default="both")
     args = parser.parse_args()
+    modes = ["off", "human"] if args.pacing == "both" else [args.pacing]
     with bench_browser("bc-bench-step-") as (browser, work):
         settings = load_settings(
             None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
         )
         with PageServer() as pages:
             async with BrowserSession(settings) as session:
-                steps: list[float] = []
+                by_mode: dict[str, list[float]] = {mode: [] for mode in modes}
                 prompt_tokens: list[int] = []
                 prefix_shares: list[float] = []
-                for _ in range(args.rounds):
-                    times, model = await run_round(session, pages, args.steps)
-                    steps += times
-                    tokens, shares = await asyncio.to_thread(prompt_figures, model.prompts)
-                    prompt_tokens += tokens
-                    prefix_shares += shares
+                for mode in modes:
+                    pacing = Pacing(mode="human" if mode == "human" else "off")
+                    for _ in range(args.rounds):
+                        times, model = await run_round(session, pages, args.steps, pacing)
+                        by_mode[mode] += times
+                        tokens, shares = await asyncio.to_thread(prompt_figures, model.prompts)
+                        prompt_tokens += tokens
+                        prefix_shares += shares
                 mcp = []
                 for _ in range(30):
                     started = time.perf_counter()
                     await session.run_code("async () => 1", idempotent=True)
                     mcp.append((time.perf_counter() - started) * 1000)
             raw = await raw_cdp_ms(browser, 30)
-    steps.sort()
-    median = statistics.median(steps)
-    p90 = steps[int(len(steps) * 0.9) - 1]
+    figures = {
+        mode: (statistics.median(times), sorted(times)[int(len(times) * 0.9) - 1])
+        for mode, times in by_mode.items()
+    }
     mcp_ms = statistics.median(mcp)
-    print(f"Browser Copilot step bench: {len(steps)} steps on small local pages, scripted model")
+    count = sum(len(times) for times in by_mode.values())
+    print(
+        f"Browser Copilot step bench: {count} steps on small local pages, scripted model, "
+        f"pacing {' and '.join(modes)}"
+    )
     print(f"{'measure':<52} {'median ms':>10}")
-    print(f"{'agent step (validate, act, observe, reason, route)':<52} {median:>10.1f}")
-    print(f"{'agent step, 90th percentile':<52} {p90:>10.1f}")
+    if "off" in figures:
+        median, p90 = figures["off"]
+        print(f"{'agent step (validate, act, observe, reason, route)':<52} {median:>10.1f}")
+        print(f"{'agent step, 90th percentile':<52} {p90:>10.1f}")
+    if "human" in figures:
+        median, p90 = figures["human"]
+        print(f"{'agent step with human pacing':<52} {median:>10.1f}")
+        print(f"{'agent step with human pacing, 90th percentile':<52} {p90:>10.1f}")
     print(f"{'trivial code call through the MCP session':<52} {mcp_ms:>10.1f}")
     print(f"{'raw CDP Runtime.evaluate round trip':<52} {raw:>10.2f}")
-    print(f"step / raw CDP = {median / raw:.0f}x; step / MCP call = {median / mcp_ms:.1f}x")
     tokens_median = statistics.median(prompt_tokens)
     prefix_median = statistics.median(prefix_shares)
+    summary = []
+    if "off" in figures:
+        median, p90 = figures["off"]
+        print(f"step / raw CDP = {median / raw:.0f}x; step / MCP call = {median / mcp_ms:.1f}x")
+        summary.append(f"step_median_ms={median:.1f} step_p90_ms={p90:.1f}")
     print(
         f"prompt per step: median {tokens_median:.0f} o200k tokens (messages only; tool schemas excluded), "
         f"stable prefix {prefix_median:.1%} (the start of the previous step's prompt, unchanged)"
     )
-    print(
-        f"step_median_ms={median:.1f} step_p90_ms={p90:.1f} mcp_call_ms={mcp_ms:.1f} raw_cdp_ms={raw:.2f} "
-        f"overhead_ratio={median / raw:.0f} prompt_tokens_median={tokens_median:.0f} "
-        f"prompt_prefix_share={prefix_median:.3f}"
-    )
+    summary.append(f"mcp_call_ms={mcp_ms:.1f} raw_cdp_ms={raw:.2f}")
+    if "off" in figures:
+        summary.append(f"overhead_ratio={figures['off'][0] / raw:.0f}")
+    summary.append(f"prompt_tokens_median={tokens_median:.0f} prompt_prefix_share={prefix_median:.3f}")
+    if "human" in figures:
+        median, p90 = figures["human"]
+        summary.append(f"step_median_ms_human={median:.1f} step_p90_ms_human={p90:.1f}")
+    print(" ".join(summary))
 
 
 if __name__ == "__main__":

@@ -82,6 +82,24 @@ need_browser() {
     || die "A browser is needed: install Google Chrome, Microsoft Edge or Chromium (Debian/Ubuntu: sudo apt-get install chromium), or set BROWSER_EXECUTABLE."
 }
 
+pg_bindir() {
+  local dir
+  dir=$(pg_config --bindir 2>/dev/null || true)
+  if [ -n "$dir" ] && [ -x "$dir/initdb" ]; then echo "$dir"; return; fi
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$dir/initdb" ]; then echo "$dir"; return; fi
+  done
+}
+
+need_postgres() {
+  # The Postgres tests start their own server from these binaries; no cluster is started here.
+  [ -n "${PG_BIN:-}" ] && [ -x "${PG_BIN}/initdb" ] && return
+  [ -n "$(pg_bindir)" ] && return
+  say "PostgreSQL is missing; installing Debian's postgresql (the tests start their own server)"
+  apt_install postgresql \
+    || die "The Postgres tests need PostgreSQL's server binaries: install postgresql (Debian/Ubuntu: sudo apt-get install postgresql), or set PG_BIN=/path/to/postgresql/bin."
+}
+
 bootstrap() {
   need_python
   need_uv
@@ -89,6 +107,7 @@ bootstrap() {
   need_node
   need_node_modules
   need_browser "$1"
+  if [ "$1" = test ]; then need_postgres; fi
 }
 
 command=${1:-run}

@@ -19,6 +19,7 @@ from browser_copilot.browser.launcher import LaunchedBrowser, launch
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings, env_names, load_settings
 from tests.support.pages import PageServer
+from tests.support.postgres import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 # The developer's own settings and browser profiles must not leak into the tests.
 for _name in [*env_names(), "OPENAI_API_KEY"]:
@@ -27,6 +28,9 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="bc-tests-config-")
 # Tests share one Chromium, where "the user's tab" would be another test's tab: sessions (and the app
 # processes the tests start) get a tab of their own, except in the tests of starting on the user's page.
 os.environ["START_IN_CURRENT_TAB"] = "false"
+# Human pacing (the default for a browser the app did not launch) is tested in tests/test_pacing.py;
+# elsewhere it would only make the suite slower.
+os.environ["PACING"] = "off"
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,6 +88,7 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
         "data_dir": data_dir,
         "browser_auto_launch": False,
         "start_in_current_tab": False,
+        "pacing": "off",
     }
     values.update(overrides)
     return load_settings(None, **values)

@@ -1,4 +1,4 @@
-"""Command line: `chat` (default), `doctor`, `observe URL`.
+"""Command line: `chat` (default), `doctor`, `observe URL`, `serve`.
 
 Exit codes: 0 success; 1 a check or command failed; 2 bad configuration or usage;
 3 the browser or the MCP server could not be used; 130 interrupted (Ctrl+C); 143 SIGTERM.
@@ -61,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="do one task and exit (answers to confirmations come from stdin)")
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--session", metavar="ID", help="continue this session")
+    serve = commands.add_parser(
+        "serve", help="the agent behind a local web page, WebSocket chat and SSE events (prints a URL)"
+    )
+    serve.add_argument("--port", type=int, default=8765, help="TCP port (default: 8765; 0 = any free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --host other than 127.0.0.1 (anyone reaching it with the token drives your browser)",
+    )
     policy = commands.add_parser(
         "policy-check",
         help="classify targets: JSON lines of DOM facts on stdin, one JSON verdict per line on stdout",
@@ -234,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
             from browser_copilot.ui.oneshot import run_once
 
             return _run(run_once(settings, console, args.task, session=args.session))
+        if command == "serve":
+            from browser_copilot.server.app import serve
+
+            return _run(serve(settings, host=args.host, port=args.port, allow_remote=args.allow_remote))
         if command == "graph":
             from browser_copilot.agent.graph import mermaid
 

@@ -21,6 +21,7 @@ from browser_copilot.errors import ConfigError
 
 HeadlessMode = Literal["auto", "true", "false"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+PacingSetting = Literal["off", "human", "auto"]
 
 _PLACEHOLDER = re.compile(
     r"^(your[_-].*|.*[_-]here|<.*>|\{.*\}|x{4,}|\*{3,}|\.{3,}|changeme|change[_-]me|todo|tbd|"
@@ -57,6 +58,11 @@ _FIXES: dict[str, str] = {
     "MCP_SANDBOX": "true or false",
     "ALLOWED_DOMAINS": "a comma-separated list of domains, e.g. example.com,shop.example.org",
     "BLOCKED_DOMAINS": "a comma-separated list of domains, e.g. bank.example.com",
+    "PACING": "auto (human in your own browser, off in a browser the app launched), human or off",
+    "PACING_ACTIONS_PER_MINUTE": "a whole number from 1 to 600 (actions per site per minute)",
+    "PACING_SAME_SITE_GAP_MS": "milliseconds from 0 to 60000 between navigations to the same site",
+    "DATABASE_URL": "a postgresql://USER:PASSWORD@HOST:PORT/DATABASE URL, or leave it empty for the "
+    "embedded SQLite file in DATA_DIR",
 }
 
 
@@ -92,9 +98,13 @@ class Settings(BaseSettings):
     max_tool_steps: int = Field(default=10, ge=1, le=200)
     allowed_domains: str = ""
     blocked_domains: str = ""
+    pacing: PacingSetting = "auto"
+    pacing_actions_per_minute: int = Field(default=30, ge=1, le=600)
+    pacing_same_site_gap_ms: int = Field(default=1500, ge=0, le=60_000)
     data_dir: Path = Field(default_factory=default_data_dir)
     log_level: LogLevel = "INFO"
     mcp_sandbox: bool = True
+    database_url: SecretStr | None = None
 
     @field_validator("llm_base_url")
     @classmethod
@@ -126,6 +136,20 @@ class Settings(BaseSettings):
         if _PLACEHOLDER.match(value.strip()):
             raise ValueError("looks like a placeholder, not a model name")
         return value.strip()
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_database_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value().strip()
+        if not raw:
+            return None
+        parts = urlsplit(raw)
+        if parts.scheme not in ("postgresql", "postgres"):
+            scheme = f"a {parts.scheme}:// URL" if parts.scheme else "not a URL"
+            raise ValueError(f"is {scheme}, not a postgresql:// URL")
+        return SecretStr(raw)
 
     @field_validator("cdp_endpoint")
     @classmethod
@@ -178,6 +202,11 @@ class Settings(BaseSettings):
                 raise ValueError(f"{domain!r} is not a domain name")
         return value
 
+    @field_validator("pacing", mode="before")
+    @classmethod
+    def _normalise_pacing(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _normalise_level(cls, value: Any) -> Any:
@@ -196,6 +225,11 @@ class Settings(BaseSettings):
     def domain_lists(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(allowed, blocked) domains."""
         return _split(self.allowed_domains), _split(self.blocked_domains)
+
+    @property
+    def database(self) -> str | None:
+        """The PostgreSQL URL of `DATABASE_URL`, or None for the embedded SQLite file."""
+        return self.database_url.get_secret_value() if self.database_url else None
 
     @property
     def llm_configured(self) -> bool:

@@ -54,3 +54,18 @@ class McpUnavailable(McpError):
 
 class NavigationError(CopilotError):
     """The agent's tab could not open a URL (bad URL, network error, refused by policy)."""
+
+
+class StorageError(CopilotError):
+    """The session store (the SQLite file or the PostgreSQL database of `DATABASE_URL`) cannot be used."""
+
+
+class SessionBusy(CopilotError):
+    """Another run of the same session holds its lock (in this process or another one)."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(
+            f"Session {session_id} is busy: another process is running it right now. "
+            "Wait for that run to finish, or use another session."
+        )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models import BaseChatModel
 
+from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventSink, discard
 from browser_copilot.safety.judge import Judge
@@ -49,6 +50,8 @@ class AgentContext:
     """Model for memory summaries (defaults to `llm`)."""
     judge: Judge = field(default_factory=lambda: Judge(None))
     """The isolated judge of ambiguous targets; without a model it fails closed (the user is asked)."""
+    pacing: Pacing = field(default_factory=Pacing)
+    """Human pacing of the model's actions (PACING); `auto` is resolved per call by the browser."""
 
     def with_events(self, events: EventSink) -> AgentContext:
         return replace(self, events=events)

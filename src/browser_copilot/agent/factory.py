@@ -1,4 +1,4 @@
-"""Assembling the agent from settings: the context the nodes get, and the session to resume."""
+"""Assembling the agent from settings: the context the nodes get. Sessions live in `agent.storage`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from browser_copilot.agent.context import AgentContext, Limits
+from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import EventSink, discard
@@ -14,7 +15,6 @@ from browser_copilot.safety.judge import Judge
 from browser_copilot.safety.urls import UrlPolicy
 
 SESSIONS_DB = "sessions.sqlite"
-LAST_SESSION = "last_session"
 
 
 def make_context(
@@ -28,21 +28,13 @@ def make_context(
         events=events,
         url_policy=UrlPolicy(*settings.domain_lists),
         judge=Judge(llm),
+        pacing=Pacing(
+            mode=settings.pacing,
+            actions_per_minute=settings.pacing_actions_per_minute,
+            same_site_gap_ms=settings.pacing_same_site_gap_ms,
+        ),
     )
 
 
 def sessions_db(settings: Settings) -> Path:
     return settings.data_dir / SESSIONS_DB
-
-
-def last_session(settings: Settings) -> str | None:
-    try:
-        text = (settings.data_dir / LAST_SESSION).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return text or None
-
-
-def remember_session(settings: Settings, session_id: str) -> None:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    (settings.data_dir / LAST_SESSION).write_text(session_id + "\n", encoding="utf-8")

@@ -23,6 +23,7 @@ from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.graph import build_graph
+from browser_copilot.agent.locks import SessionLocks, locks_for
 from browser_copilot.agent.state import AgentState, StopReason, new_request
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
@@ -55,10 +56,17 @@ def new_session_id() -> str:
 
 
 class AgentRunner:
-    def __init__(self, graph: Graph, context: AgentContext, *, session_id: str) -> None:
+    """Runs one session. `send` holds the session's lock for the whole run (`agent.locks`): the one that
+    `storage.open_checkpointer` registered for the graph's checkpointer unless `locks` is given; a second
+    run of the same session, here or in another process, raises `SessionBusy`."""
+
+    def __init__(
+        self, graph: Graph, context: AgentContext, *, session_id: str, locks: SessionLocks | None = None
+    ) -> None:
         self.graph = graph
         self.context = context
         self.session_id = session_id
+        self.locks = locks if locks is not None else locks_for(graph.checkpointer)
         self._tab_checked = False
 
     @property
@@ -78,7 +86,13 @@ class AgentRunner:
         return None
 
     async def send(self, text: str, *, mode: str | None = None) -> TurnOutcome:
-        """A user message: resumes a pending question, or starts (or continues) a request."""
+        """A user message: resumes a pending question, or starts (or continues) a request.
+
+        Raises `SessionBusy` (and runs nothing) while another run of this session holds its lock."""
+        async with self.locks.hold(self.session_id):
+            return await self._send(text, mode)
+
+    async def _send(self, text: str, mode: str | None) -> TurnOutcome:
         if await self.pending() is not None:
             return await self._run(Command(resume=text), resumed=True)
         previous = await self.values()

@@ -91,6 +91,19 @@ _GOTO = """async (page) => {
 }"""
 
 
+_SESSION_TAB = """async (page) => {
+  const key = %s;
+  const context = page.context();
+  const tabs = context.__bcSessionTabs || (context.__bcSessionTabs = new Map());
+  let target = tabs.get(key);
+  let created = false;
+  if (!target || target.isClosed()) {
+    target = await context.newPage(); created = true; tabs.set(key, target);
+  }
+  return { index: context.pages().indexOf(target), current: target === page, created, url: target.url() };
+}"""
+
+
 def browser_gone(error: str | None) -> bool:
     return error is not None and any(marker in error for marker in _BROWSER_GONE)
 
@@ -249,6 +262,28 @@ class BrowserSession:
             return True
         await self.goto(url)
         return True
+
+    async def session_tab(self, key: str) -> bool:
+        """Work in the tab kept for `key` (a server session, F66): select it, or open a fresh blank tab
+        for it when it has none (or it was closed). True when the tab was created now."""
+        code = _SESSION_TAB % json.dumps(key)
+        result = await self.run_code(code, idempotent=True, timeout=30)
+        info = result.value if result.ok else None
+        if not isinstance(info, dict):
+            raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
+        if not info.get("current"):
+            assert self.mcp is not None
+            await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+        self._agent_url = str(info.get("url") or "") or None
+        return bool(info.get("created"))
+
+    async def keep_tab(self, key: str) -> None:
+        """The tab the agent is in now becomes `key`'s (the run may have switched tabs)."""
+        code = (
+            "async (page) => { const c = page.context();"
+            f" (c.__bcSessionTabs || (c.__bcSessionTabs = new Map())).set({json.dumps(key)}, page); }}"
+        )
+        await self.run_code(code, idempotent=True, timeout=30)
 
     # ----- calls ------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
+from browser_copilot.browser.pacing import Pacing, pacing_hook
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.safety.classifier import lexicon, policy_template, secret_source
 
@@ -167,8 +168,11 @@ def guarded_code(
     allow: Allow | None = None,
     *,
     preflight: bool = True,
+    pacing: Pacing | None = None,
 ) -> str:
-    """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it."""
+    """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it; with
+    `pacing` in human mode, the membrane paces its actions (browser/pacing.js)."""
+    pace = f"beforeAction: {pacing_hook(pacing, secret_source())},\n    " if pacing and pacing.active else ""
     allow_js = json.dumps(allow.to_js() if allow else None)
     numbers, names = targets(code) if preflight else ([], [])
     check = ""
@@ -213,7 +217,7 @@ def guarded_code(
         # After each action: if the guard now holds something, the rest of the code does not run
         # (its next steps would act on a page that is waiting for the user's decision).
         "  let __halted = null;\n"
-        "  const __options = { halted: () => __halted, afterAction: async () => {\n"
+        f"  const __options = {{ halted: () => __halted, {pace}afterAction: async () => {{\n"
         "    const n = await page.evaluate(() => { let n = 0; const walk = (w) => { try {"
         " n += (w.__bcGuard && w.__bcGuard.armed && w.__bcGuard.held.length) || 0;"
         " for (let i = 0; i < w.frames.length; i += 1) walk(w.frames[i]); }"

@@ -4,8 +4,11 @@
 // storage state, routing, init scripts, bindings, permissions, the browser object, Playwright internals)
 // throw before anything happens. Wrapped arguments are unwrapped on the way in, so Playwright's own
 // checks keep working. options.halted() (a reason string or null) is checked before every call;
-// options.afterAction(name) is awaited after each acting method resolves. options.wrap is set to the
-// wrapping function, for helpers built on the real page (el(N)).
+// options.beforeAction(name, target, args) (pacing) is called before each acting or navigating method
+// with the real target and arguments: undefined lets the call go on at once, a promise delays it and
+// may resolve to { result } when the hook did the call itself; options.afterAction(name) is awaited
+// after each acting method resolves. options.wrap is set to the wrapping function, for helpers built
+// on the real page (el(N)).
 (page, options) => {
   const opts = options || {};
   const SIDE_DOOR = 'raw browser access past every check';
@@ -54,6 +57,7 @@
     'setChecked', 'selectOption', 'dispatchEvent', 'evaluate', 'evaluateHandle', 'evaluateAll', '$eval',
     '$$eval', 'goto', 'insertText', 'down', 'up', 'dragTo',
   ]);
+  const PACED = new Set([...ACTING, 'reload', 'goBack', 'goForward']);
   // Their function argument is serialised into the page: it must stay the model's own function.
   const EVALUATE = new Set(['evaluate', 'evaluateHandle', 'evaluateAll', '$eval', '$$eval', 'waitForFunction']);
   const HEADERS = new Set(['headers', 'allHeaders', 'headersArray', 'headerValue', 'headerValues']);
@@ -148,8 +152,18 @@
       const realArgs = EVALUATE.has(called)
         ? [args[0], ...args.slice(1).map((a) => unwrap(a, false))]
         : args.map((a) => unwrap(a, true));
-      const result = Reflect.apply(fn, real, realArgs);
       const post = (v) => (HEADERS.has(called) && typeof real.allHeaders === 'function' ? withoutSecrets(v) : wrap(v));
+      const paced = PACED.has(called) && opts.beforeAction ? opts.beforeAction(called, real, realArgs) : undefined;
+      if (paced) {
+        return Promise.resolve(paced).then((done) => {
+          checkHalted();
+          return done ? done.result : Reflect.apply(fn, real, realArgs);
+        }).then(async (v) => {
+          if (ACTING.has(called) && opts.afterAction) await opts.afterAction(called);
+          return post(v);
+        });
+      }
+      const result = Reflect.apply(fn, real, realArgs);
       if (result && typeof result.then === 'function' && !isPlaywright(result)) {
         return Promise.resolve(result).then(async (v) => {
           if (ACTING.has(called) && opts.afterAction) await opts.afterAction(called);

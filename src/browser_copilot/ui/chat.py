@@ -20,17 +20,12 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from browser_copilot import __version__
-from browser_copilot.agent.factory import last_session, make_context, remember_session, sessions_db
-from browser_copilot.agent.runner import (
-    AgentRunner,
-    TurnOutcome,
-    compile_graph,
-    new_session_id,
-    sqlite_checkpointer,
-)
+from browser_copilot.agent.factory import make_context
+from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
+from browser_copilot.agent.storage import last_session, open_checkpointer, remember_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
-from browser_copilot.errors import BrowserError, McpError
+from browser_copilot.errors import BrowserError, McpError, SessionBusy
 from browser_copilot.events import EventSink, fan_out
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
 from browser_copilot.logs import StepEventLog, save_snapshot
@@ -74,7 +69,7 @@ class ChatApp:
         if self.llm is None:
             yield None
             return
-        async with sqlite_checkpointer(sessions_db(self.settings)) as saver:
+        async with open_checkpointer(self.settings) as saver:
             context = make_context(
                 self.settings,
                 llm=build_chat_model(self.settings, self.llm),
@@ -112,8 +107,8 @@ class ChatApp:
 
     async def run(self, session: str | None) -> int:
         loop = asyncio.get_running_loop()
-        session_id = session or last_session(self.settings) or new_session_id()
-        remember_session(self.settings, session_id)
+        session_id = session or await last_session(self.settings) or new_session_id()
+        await remember_session(self.settings, session_id)
         with self.console.status("Attaching to the browser…"):
             browser = BrowserSession(
                 self.settings, notice=lambda t: self.console.print(f"[notice]{escape(t)}[/notice]")
@@ -258,8 +253,14 @@ class ChatApp:
         except (BrowserError, McpError) as exc:
             self.console.print(f"[error]The browser is unavailable:[/error] {escape(str(exc))}")
             return
+        except SessionBusy as exc:
+            self.console.print(f"[warn]Not sent.[/warn] {escape(str(exc))}")
+            return
         finally:
             self.turn = None
+        await remember_session(
+            self.settings, self.runner.session_id, goal=outcome.values.get("current_goal") or None
+        )
         render_outcome(self.console, outcome, seconds=time.monotonic() - started)
         if outcome.stop_reason == "error":
             await self.snapshot()
@@ -315,7 +316,7 @@ class ChatApp:
         self.runner.context = self.runner.context.with_events(self.sink(session))
         self.metrics.__init__()  # type: ignore[misc]
         self.mode = "command"
-        remember_session(self.settings, session)
+        await remember_session(self.settings, session)
         self.console.print(f"[notice]New session {session}.[/notice]")
 
 

@@ -10,8 +10,9 @@ import time
 from rich.console import Console
 from rich.markup import escape
 
-from browser_copilot.agent.factory import make_context, remember_session, sessions_db
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id, sqlite_checkpointer
+from browser_copilot.agent.factory import make_context
+from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
+from browser_copilot.agent.storage import open_checkpointer, remember_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import fan_out
@@ -37,11 +38,11 @@ async def run_once(settings: Settings, console: Console, task: str, *, session: 
         console.print(f"[error]No model.[/error] {escape(HOW_TO_CONFIGURE)}")
         return 2
     session_id = session or new_session_id()
-    remember_session(settings, session_id)
+    await remember_session(settings, session_id)
     printer = EventPrinter(console, limit=settings.max_tool_steps)
     async with (
         BrowserSession(settings, notice=lambda t: console.print(f"[notice]{escape(t)}[/notice]")) as browser,
-        sqlite_checkpointer(sessions_db(settings)) as saver,
+        open_checkpointer(settings) as saver,
     ):
         events = fan_out(printer, StepEventLog(settings.logs_dir / "steps.jsonl", session_id))
         context = make_context(settings, llm=build_chat_model(settings, llm), browser=browser, events=events)
@@ -60,5 +61,6 @@ async def run_once(settings: Settings, console: Console, task: str, *, session: 
                 )
                 return EXIT_CODES[outcome.stop_reason]
             outcome = await runner.send(answer.strip())
+        await remember_session(settings, session_id, goal=outcome.values.get("current_goal") or None)
         render_outcome(console, outcome, seconds=time.monotonic() - started)
         return EXIT_CODES.get(outcome.stop_reason, 1)

@@ -183,7 +183,8 @@ async def _run_guarded(
     observation = run.state.get("observation")
     frames = observation["frames"] if observation else {}
     for _ in range(2):
-        code = guarded_code(args.code, frames, allow)
+        pacing = ctx.pacing.for_browser(launched=ctx.browser.launched is not None)
+        code = guarded_code(args.code, frames, allow, pacing=pacing)
         result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
         checks = preflight_checks(result)
         if checks is None:

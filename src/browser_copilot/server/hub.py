@@ -1,0 +1,95 @@
+"""A session's event hub: the agent's events, numbered, redacted, kept in a ring buffer for SSE resume
+(`Last-Event-ID`), and the live WebSocket clients of the session.
+
+Every outgoing payload goes through `safety.redaction.redact_data` (the logs' redaction); the envelope
+(`v`, `kind`, `session`, `id`, `at`, `state`, `queued`) is left as it is."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import Iterator
+from typing import Any
+
+from browser_copilot.events import Event
+from browser_copilot.safety.redaction import redact_data
+
+VERSION = 1
+SSE_KINDS = frozenset(
+    {"observation", "tool_call", "tool_result", "policy_request", "policy_result", "error", "final", "status"}
+)
+"""The seed's watching kinds (plus `status`); other agent events stay in the terminal and the logs."""
+_ENVELOPE = frozenset({"v", "kind", "session", "id", "at", "state", "queued", "mode", "pending_kind"})
+
+
+def outgoing(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with every string outside the envelope redacted."""
+    return {k: v if k in _ENVELOPE else redact_data(v) for k, v in message.items()}
+
+
+def dumps(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+class Hub:
+    """Numbered events of one session (ids start at 1, increase by one) and its WebSocket queues."""
+
+    def __init__(self, session: str, *, size: int = 5000) -> None:
+        self.session = session
+        self.buffer: deque[tuple[int, str, str]] = deque(maxlen=size)
+        """(id, kind, serialised data) of the last `size` events."""
+        self.last_id = 0
+        self.clients: set[asyncio.Queue[str | None]] = set()
+        self._changed = asyncio.Event()
+        self.closed = False
+
+    # ----- SSE ----------------------------------------------------------------------------
+
+    def __call__(self, event: Event) -> None:
+        """The event sink given to the session's runs."""
+        if event.kind in SSE_KINDS:
+            self.publish(event.kind, event.data, at=event.at)
+        if event.kind == "status":
+            self.send({"kind": "status", "state": str(event.data.get("state", "idle"))})
+
+    def publish(self, kind: str, data: dict[str, Any], *, at: float) -> int:
+        self.last_id += 1
+        body = {"v": VERSION, "kind": kind, "session": self.session, "id": self.last_id, "at": at}
+        body["data"] = redact_data(data)
+        self.buffer.append((self.last_id, kind, dumps(body)))
+        self._changed.set()
+        self._changed = asyncio.Event()
+        return self.last_id
+
+    def after(self, last_id: int) -> Iterator[tuple[int, str, str]]:
+        """Buffered events with an id above `last_id`, in order."""
+        if not self.buffer:
+            return iter(())
+        first = self.buffer[0][0]
+        start = max(0, last_id - first + 1)
+        return (self.buffer[i] for i in range(start, len(self.buffer)))
+
+    async def wait(self, last_id: int, timeout: float) -> None:
+        """Until an event newer than `last_id` exists, the hub closes, or `timeout` passes."""
+        if self.last_id > last_id or self.closed:
+            return
+        changed = self._changed
+        try:
+            await asyncio.wait_for(changed.wait(), timeout)
+        except TimeoutError:
+            return
+
+    def close(self) -> None:
+        self.closed = True
+        self._changed.set()
+        for queue in self.clients:
+            queue.put_nowait(None)
+
+    # ----- WebSocket ----------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        """To every WebSocket client of the session (each has an ordered queue)."""
+        text = dumps(outgoing({"v": VERSION, **message}))
+        for queue in self.clients:
+            queue.put_nowait(text)

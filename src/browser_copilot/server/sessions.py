@@ -1,0 +1,231 @@
+"""Server sessions on one browser: a runner and a hub per session, one run acting at a time.
+
+Runs of different sessions never interleave: a run holds `SessionManager.turn_lock` for its whole turn
+(the browser is shared) and the others wait in a FIFO queue, told their place as `status` with `queued`.
+A message to a session whose run is active (running or queued) is refused with `busy`: wait for the
+answer or cancel. Each session works in a tab of its own (`BrowserSession.session_tab`).
+
+The checkpoint stays the source of truth (pending question, working state, stop reason)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from browser_copilot.agent.factory import make_context
+from browser_copilot.agent.runner import AgentRunner, Graph, TurnOutcome, compile_graph
+from browser_copilot.agent.storage import list_sessions, remember_session
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.config import Settings
+from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
+from browser_copilot.events import fan_out
+from browser_copilot.logs import StepEventLog
+from browser_copilot.server.hub import Hub
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CANCELLED = "Cancelled. The browser and the session are intact; a new message continues the same goal."
+
+
+def question_message(pending: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": "agent_question",
+        "question": str(pending.get("question", "")),
+        "pending_kind": str(pending.get("kind", "question")),
+        "card": pending.get("card") or {},
+        "options": list(pending.get("options") or []),
+    }
+
+
+@dataclass
+class Session:
+    id: str
+    runner: AgentRunner
+    hub: Hub
+    mode: str = "chat"
+    state: str = "idle"
+    updated: float = field(default_factory=time.time)
+    turn: asyncio.Task[None] | None = None
+    active: bool = False
+    """From the message to the answer (queued or running); cleared in the same step the answer is sent."""
+
+    @property
+    def busy(self) -> bool:
+        return self.active
+
+
+class SessionManager:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        browser: BrowserSession,
+        llm: BaseChatModel,
+        checkpointer: BaseCheckpointSaver[Any],
+        buffer: int = 5000,
+    ) -> None:
+        self.settings = settings
+        settings.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.browser = browser
+        self.llm = llm
+        self.saver = checkpointer
+        self.graph: Graph = compile_graph(checkpointer)
+        self.buffer = buffer
+        self.sessions: dict[str, Session] = {}
+        self.turn_lock = asyncio.Lock()
+        self.queue: list[Session] = []
+
+    # ----- sessions -----------------------------------------------------------------------
+
+    def session(self, session_id: str) -> Session:
+        """The session (created in memory when new; its checkpoint, if any, is the state)."""
+        if not SESSION_ID.match(session_id):
+            raise ValueError(f"bad session id {session_id!r}: letters, digits, - and _ only (max 64)")
+        found = self.sessions.get(session_id)
+        if found is not None:
+            return found
+        hub = Hub(session_id, size=self.buffer)
+        log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session_id)
+        context = make_context(self.settings, llm=self.llm, browser=self.browser, events=fan_out(hub, log))
+        found = Session(session_id, AgentRunner(self.graph, context, session_id=session_id), hub)
+        self.sessions[session_id] = found
+        return found
+
+    async def known(self, session_id: str) -> Session | None:
+        """An existing session (in memory or in the checkpointer), without creating one."""
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        if not SESSION_ID.match(session_id):
+            return None
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": session_id}})
+        return self.session(session_id) if snapshot.values else None
+
+    async def listing(self) -> list[dict[str, Any]]:
+        rows: dict[str, dict[str, Any]] = {}
+        for info in await list_sessions(self.settings, limit=200):
+            updated = info.updated.astimezone(UTC).isoformat()
+            rows[info.session_id] = {"id": info.session_id, "goal": info.goal or "", "updated": updated}
+            rows[info.session_id]["state"] = "idle"
+        for sid, s in self.sessions.items():
+            row = rows.setdefault(sid, {"id": sid, "goal": "", "updated": _iso(s.updated)})
+            row["state"] = s.state
+            row["updated"] = max(str(row["updated"]), _iso(s.updated))
+        return sorted(rows.values(), key=lambda r: str(r["updated"]), reverse=True)
+
+    async def detail(self, s: Session) -> dict[str, Any]:
+        values = await s.runner.values()
+        running = s.busy and s.state == "running"
+        pending = None if running else await s.runner.pending()
+        state = "running"
+        if not running:
+            failed = values.get("stop_reason") == "error"
+            state = "waiting_user" if pending else ("error" if failed else "idle")
+        return {
+            "id": s.id,
+            "state": state,
+            "mode": values.get("mode") or s.mode,
+            "goal": values.get("current_goal") or "",
+            "plan": values.get("plan") or [],
+            "progress": values.get("progress") or {},
+            "facts": values.get("facts") or [],
+            "pending": question_message(pending) if pending else None,
+        }
+
+    # ----- turns --------------------------------------------------------------------------
+
+    def start(self, s: Session, text: str) -> None:
+        """Run one user message (caller checked `busy`)."""
+        s.active = True
+        s.turn = asyncio.create_task(self._turn(s, text), name=f"turn-{s.id}")
+
+    def cancel(self, s: Session) -> bool:
+        if not s.busy:
+            return False
+        assert s.turn is not None
+        s.turn.cancel()
+        return True
+
+    def _announce_queue(self) -> None:
+        for place, waiting in enumerate(self.queue, start=1):
+            waiting.hub.send({"kind": "status", "state": "running", "queued": place})
+
+    async def _turn(self, s: Session, text: str) -> None:
+        s.state = "running"
+        s.updated = time.time()
+        self.queue.append(s)
+        self._announce_queue()
+        try:
+            async with self.turn_lock:
+                self.queue.remove(s)
+                self._announce_queue()
+                await remember_session(self.settings, s.id)
+                outcome = await self._act(s, text)
+        except asyncio.CancelledError:
+            if s in self.queue:
+                self.queue.remove(s)
+                self._announce_queue()
+            s.state = "idle"
+            s.hub.send({"kind": "status", "state": "idle"})
+            s.hub.send({"kind": "agent_message", "text": CANCELLED, "stop_reason": "cancelled"})
+            raise
+        except SessionBusy as exc:  # another server process on the same database runs it now
+            s.state = "idle"
+            s.hub.send({"kind": "error", "code": "busy", "message": str(exc)})
+            s.hub.send({"kind": "status", "state": "idle"})
+            return
+        except (BrowserError, McpError) as exc:
+            s.state = "error"
+            s.hub.send({"kind": "error", "code": "browser", "message": str(exc)})
+            s.hub.send({"kind": "status", "state": "error"})
+            return
+        finally:
+            s.active = False  # no await between here and the answer: a client's next message is accepted
+            s.updated = time.time()
+        self._answer(s, outcome)
+        with contextlib.suppress(CopilotError):
+            await remember_session(self.settings, s.id, goal=outcome.values.get("current_goal") or None)
+
+    async def _act(self, s: Session, text: str) -> TurnOutcome:
+        values = await s.runner.values()
+        created = await self.browser.session_tab(s.id)
+        url = str((values.get("observation") or {}).get("url") or "")
+        if created and url.startswith(("http://", "https://")):
+            await self.browser.goto(url)  # a session from an earlier process: back where it worked
+        try:
+            return await s.runner.send(text, mode=s.mode)
+        finally:
+            with contextlib.suppress(BrowserError, McpError):
+                await asyncio.shield(self.browser.keep_tab(s.id))
+
+    def _answer(self, s: Session, outcome: TurnOutcome) -> None:
+        if outcome.interrupt is not None:
+            s.state = "waiting_user"
+            s.hub.send(question_message(outcome.interrupt))
+            return
+        s.state = "error" if outcome.stop_reason == "error" else "idle"
+        s.hub.send({"kind": "agent_message", "text": outcome.text, "stop_reason": outcome.stop_reason})
+
+    async def set_mode(self, s: Session, mode: str) -> None:
+        s.mode = mode
+        if not s.busy and await s.runner.pending() is None and await s.runner.values():
+            await s.runner.remember({"mode": mode})
+
+    async def close(self) -> None:
+        """Cancel every run (each keeps its session, like Ctrl+C) and close the hubs."""
+        turns = [s.turn for s in self.sessions.values() if s.turn is not None and not s.turn.done()]
+        for turn in turns:
+            turn.cancel()
+        await asyncio.gather(*turns, return_exceptions=True)
+        for s in self.sessions.values():
+            s.hub.close()
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).isoformat()

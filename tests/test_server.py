@@ -1,0 +1,419 @@
+"""Server mode through real sockets: an aiohttp client against the server on a free port, the shared
+Chromium and MCP session, and the real `ChatOpenAI` against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from browser_copilot import cli
+from browser_copilot.agent.storage import open_checkpointer
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.llm.provider import build_chat_model, resolve_llm
+from browser_copilot.server.app import Server
+from browser_copilot.server.hub import SSE_KINDS
+from browser_copilot.server.sessions import SessionManager
+from tests.conftest import make_settings
+from tests.support.openai_server import ScriptedOpenAI, call, text
+from tests.support.pages import PageServer
+from tests.support.sse import sse_frames as sse
+from tests.support.waiting import async_wait_until
+
+LIMIT = 30.0  # seconds any one exchange may take before the test fails
+
+
+@dataclass
+class Served:
+    server: Server
+    manager: SessionManager
+    http: aiohttp.ClientSession
+
+    @property
+    def url(self) -> str:
+        return self.server.base_url
+
+    @property
+    def token(self) -> str:
+        return self.server.token
+
+    def ws_url(self, session: str, token: str | None = None) -> str:
+        return f"ws://127.0.0.1:{self.server.port}/ws/{session}?token={token or self.token}"
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
+        yield server
+
+
+@pytest_asyncio.fixture
+async def served(
+    llm: ScriptedOpenAI, browser_session: BrowserSession, tmp_path: Path
+) -> AsyncIterator[Served]:
+    settings = make_settings(
+        tmp_path, llm_base_url=llm.base_url, llm_api_key="sk-test-123", llm_model="scripted-model"
+    )
+    endpoint = resolve_llm(settings)
+    assert endpoint is not None
+    async with open_checkpointer(settings) as saver:
+        manager = SessionManager(
+            settings, browser=browser_session, llm=build_chat_model(settings, endpoint), checkpointer=saver
+        )
+        server = Server(manager, heartbeat=0.5)
+        printed = await server.start("127.0.0.1", 0)
+        assert printed == f"http://127.0.0.1:{server.port}/?token={server.token}"
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with aiohttp.ClientSession(headers=headers) as http:
+            try:
+                yield Served(server, manager, http)
+            finally:
+                await server.stop()
+
+
+async def receive(ws: aiohttp.ClientWebSocketResponse, kind: str, **match: Any) -> dict[str, Any]:
+    """The next message of `kind` (with the given fields); fails after LIMIT seconds."""
+    async with asyncio.timeout(LIMIT):
+        while True:
+            message = await ws.receive_json()
+            assert message["v"] == 1
+            if message["kind"] == kind and all(message.get(k) == v for k, v in match.items()):
+                return dict(message)
+
+
+async def say(ws: aiohttp.ClientWebSocketResponse, words: str) -> None:
+    await ws.send_json({"kind": "user_message", "text": words})
+
+
+async def started(served: Served, session: str) -> None:
+    """Until the session's run has made its first tool call."""
+    hub = served.manager.sessions[session].hub
+    await async_wait_until(
+        lambda: any(k == "tool_call" for _, k, _ in hub.after(0)), timeout=LIMIT, what=f"{session}'s run"
+    )
+
+
+def go(url: str) -> dict[str, Any]:
+    return call("browser_run_code", code=f"async (page) => {{ await page.goto('{url}') }}")
+
+
+async def test_a_websocket_chat_reaches_the_final_answer_with_secrets_masked(
+    served: Served, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        go(pages.url("search.html")),
+        text("Found it. Mail bob@example.com with key sk-proj-abcdefghijklmnopqrstuvwx."),
+    )
+    async with served.http.ws_connect(served.ws_url("chat1")) as ws:
+        assert await receive(ws, "status") == {"v": 1, "kind": "status", "state": "idle"}
+        await say(ws, "Open the flight search")
+        await receive(ws, "status", state="running")
+        answer = await receive(ws, "agent_message")
+    assert answer["stop_reason"] == "answered"
+    assert answer["text"] == "Found it. Mail <email> with key <api-key>."
+    async with served.http.get(f"{served.url}/api/sessions/chat1") as response:
+        detail = await response.json()
+    assert detail["v"] == 1 and detail["id"] == "chat1" and detail["state"] == "idle"
+    assert detail["pending"] is None and detail["mode"] == "chat"
+    async with served.http.get(f"{served.url}/api/sessions") as response:
+        listed = await response.json()
+    assert [s["id"] for s in listed["sessions"]] == ["chat1"]
+    assert set(listed["sessions"][0]) == {"id", "goal", "state", "updated"}
+    final = json.loads(next(b for _, k, b in served.manager.sessions["chat1"].hub.after(0) if k == "final"))
+    assert "<api-key>" in final["data"]["text"] and "sk-proj" not in final["data"]["text"]
+
+
+async def test_sse_resumes_with_last_event_id_without_losing_or_repeating_events(
+    served: Served, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        go(pages.url("search.html")),
+        call("browser_run_code", code="async (page) => await page.title()"),
+        go(pages.url("long.html")),
+        text("Done."),
+    )
+    events_url = f"{served.url}/sessions/watched/events"
+    seen: list[dict[str, str]] = []
+    async with served.http.ws_connect(served.ws_url("watched")) as ws:
+        await receive(ws, "status")
+        async with served.http.get(events_url) as first:
+            assert first.headers["Content-Type"].startswith("text/event-stream")
+            await say(ws, "Look at two pages")
+            async for frame in sse(first):
+                if "id" in frame:
+                    seen.append(frame)
+                if len(seen) == 4:
+                    break  # the watcher goes away in the middle of the run
+        await receive(ws, "agent_message", stop_reason="answered")
+    hub = served.manager.sessions["watched"].hub
+    produced = hub.last_id
+    assert produced > 8
+    headers = {"Last-Event-ID": seen[-1]["id"]}
+    async with served.http.get(events_url, headers=headers) as second:
+        async for frame in sse(second):
+            if "id" in frame:
+                seen.append(frame)
+            elif seen[-1]["id"] == str(produced):
+                assert frame == {"comment": "keep-alive"}  # caught up: heartbeats while idle
+                break
+    ids = [int(f["id"]) for f in seen]
+    assert ids == list(range(1, produced + 1))  # every event once, in order
+    kinds = {f["event"] for f in seen}
+    assert {"status", "observation", "tool_call", "tool_result", "final"} <= kinds
+    for frame in seen:
+        data = json.loads(frame["data"])
+        assert data["v"] == 1 and data["kind"] == frame["event"] and data["session"] == "watched"
+        assert isinstance(data["at"], float) and isinstance(data["data"], dict)
+    async with served.http.get(f"{events_url}?last_event_id={produced - 2}") as third:
+        tail = []
+        async for frame in sse(third):
+            if "id" not in frame:
+                break
+            tail.append(int(frame["id"]))
+    assert tail == [produced - 1, produced]
+
+
+async def test_a_confirmation_answered_over_websocket_acts_once(
+    served: Served, llm: ScriptedOpenAI, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    llm.script(
+        go(pages.url("mail.html")),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByLabel('To').fill('alice@example.test');"
+            " await page.getByLabel('Subject').fill('Lunch'); }",
+        ),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByRole('button', { name: 'Send' }).click() }",
+        ),
+        text("Sent the message to Alice."),
+    )
+    async with served.http.ws_connect(served.ws_url("mail")) as ws:
+        await receive(ws, "status")
+        await say(ws, "/yes")
+        assert (await receive(ws, "error"))["code"] == "nothing_pending"
+        await say(ws, "Email Alice about lunch")
+        await receive(ws, "status", state="waiting_user")
+        question = await receive(ws, "agent_question")
+        assert question["pending_kind"] == "confirm"
+        assert question["card"]["category"] == "send"
+    # A client that connects now is shown the pending question at once.
+    async with served.http.ws_connect(served.ws_url("mail")) as ws:
+        assert (await receive(ws, "status"))["state"] == "waiting_user"
+        assert (await receive(ws, "agent_question"))["card"]["category"] == "send"
+        async with served.http.get(f"{served.url}/api/sessions/mail") as response:
+            assert (await response.json())["pending"]["pending_kind"] == "confirm"
+        await say(ws, "/yes")
+        answer = await receive(ws, "agent_message")
+    assert answer["stop_reason"] == "answered"
+    count = await browser_session.run_code("async (page) => await page.evaluate(() => window.__sent ?? 0)")
+    assert count.value == 1
+    kinds = [k for _, k, _ in served.manager.sessions["mail"].hub.after(0)]
+    assert "policy_request" in kinds and "policy_result" in kinds
+
+
+async def test_cancel_stops_the_running_run_and_a_message_meanwhile_is_refused_as_busy(
+    served: Served, llm: ScriptedOpenAI
+) -> None:
+    llm.script(
+        call("browser_run_code", code="async (page) => { await page.waitForTimeout(3000); }"),
+        text("never reached"),
+    )
+    async with served.http.ws_connect(served.ws_url("slow")) as ws:
+        await receive(ws, "status")
+        await say(ws, "Wait a while")
+        await started(served, "slow")
+        hub = served.manager.sessions["slow"].hub
+        await say(ws, "and another thing")
+        busy = await receive(ws, "error")
+        assert busy["code"] == "busy"
+        async with served.http.post(f"{served.url}/api/sessions/slow/cancel") as response:
+            assert await response.json() == {"v": 1, "cancelled": True}
+        answer = await receive(ws, "agent_message")
+        assert answer["stop_reason"] == "cancelled"
+        async with served.http.post(f"{served.url}/api/sessions/slow/cancel") as response:
+            assert await response.json() == {"v": 1, "cancelled": False}
+    async with served.http.get(f"{served.url}/api/sessions/slow") as response:
+        assert (await response.json())["state"] == "idle"
+    assert not any(k == "final" for _, k, _ in hub.after(0))
+
+
+async def test_requests_without_or_with_a_wrong_token_get_401_and_nothing_else(served: Served) -> None:
+    base = served.url
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as anonymous:
+        for method, path in [
+            ("GET", "/"),
+            ("GET", "/static/app.js"),
+            ("GET", "/api/sessions"),
+            ("POST", "/api/sessions"),
+            ("GET", "/api/sessions/x"),
+            ("POST", "/api/sessions/x/cancel"),
+            ("GET", "/sessions/x/events"),
+            ("GET", f"/api/sessions?token={served.token}"),  # the query token is for WS and SSE only
+            ("GET", "/sessions/x/events?token=wrong"),
+            ("GET", "/?token=wrong"),
+        ]:
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                async with anonymous.request(method, base + path, headers=headers) as response:
+                    assert (response.status, await response.text()) == (401, "unauthorized"), path
+                    assert not any(h.lower().startswith("access-control") for h in response.headers)
+        for token in ("wrong", ""):
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await anonymous.ws_connect(served.ws_url("x", token=token or "%20"))
+            assert refused.value.status == 401
+        assert "x" not in served.manager.sessions
+        async with anonymous.get(f"{base}/sessions/x/events?token={served.token}") as response:
+            assert response.status == 200
+        # The printed URL: the token becomes an HttpOnly, SameSite=Strict cookie, then the page.
+        async with anonymous.get(f"{base}/?token={served.token}", allow_redirects=False) as response:
+            assert response.status == 302 and response.headers["Location"] == "/"
+            cookie = response.headers["Set-Cookie"]
+            assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        async with anonymous.get(f"{base}/api/sessions") as response:
+            assert response.status == 200
+
+
+async def test_a_foreign_origin_is_refused_for_websocket_and_post(served: Served) -> None:
+    evil = {"Origin": "http://127.0.0.1:1"}
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await served.http.ws_connect(served.ws_url("o1"), headers=evil)
+    assert refused.value.status == 403
+    for path in ("/api/sessions", "/api/sessions/o1/cancel"):
+        async with served.http.post(served.url + path, headers=evil) as response:
+            assert response.status == 403
+            assert not any(h.lower().startswith("access-control") for h in response.headers)
+    assert served.manager.sessions == {}
+    own = {"Origin": f"http://localhost:{served.server.port}"}
+    async with served.http.post(f"{served.url}/api/sessions", headers=own) as response:
+        created = (await response.json())["id"]
+    async with served.http.ws_connect(served.ws_url(created), headers={"Origin": served.url}) as ws:
+        assert (await receive(ws, "status"))["state"] == "idle"
+
+
+async def test_a_real_page_on_another_origin_cannot_drive_the_server(
+    served: Served, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    """The browser holds the server's cookie (the user opened the printed URL); a page on another port of
+    127.0.0.1 (same site, so the cookie goes along) tries the WebSocket and a POST."""
+    opened = await browser_session.run_code(
+        f"async (page) => {{ await page.goto('{served.url}/?token={served.token}');"
+        " return (await page.context().cookies()).map((c) => c.name); }"
+    )
+    assert opened.ok and "bc_token" in opened.value, opened.error
+    await browser_session.goto(pages.url("index.html"))
+    before = set(served.manager.sessions)
+    attack = """async (page) => await page.evaluate(async ([ws, post]) => {
+      const socket = await new Promise((resolve) => {
+        const s = new WebSocket(ws);
+        s.onopen = () => resolve('open'); s.onerror = () => resolve('error');
+        setTimeout(() => resolve('timeout'), 10000);
+      });
+      const simple = await fetch(post, { method: 'POST', credentials: 'include', mode: 'no-cors' })
+        .then((r) => r.type, (e) => 'failed: ' + e);
+      const json = await fetch(post, { method: 'POST', credentials: 'include',
+        headers: { 'Content-Type': 'application/json' }, body: '{}' })
+        .then((r) => 'read ' + r.status, (e) => 'failed: ' + e);
+      return { socket, simple, json };
+    }, [%s, %s])"""
+    ws_url = f"ws://127.0.0.1:{served.server.port}/ws/hostile?token={served.token}"
+    result = await browser_session.run_code(
+        attack % (json.dumps(ws_url), json.dumps(f"{served.url}/api/sessions"))
+    )
+    assert result.ok, result.error
+    assert result.value["socket"] == "error"
+    assert result.value["json"].startswith("failed")  # no CORS: the page cannot read an answer
+    assert set(served.manager.sessions) == before  # and the server did nothing
+    assert "hostile" not in served.manager.sessions
+
+
+async def test_malformed_unknown_and_oversize_messages_get_errors_and_the_connection_stays_open(
+    served: Served, llm: ScriptedOpenAI
+) -> None:
+    llm.script(text("Still here."))
+    async with served.http.ws_connect(served.ws_url("bad")) as ws:
+        await receive(ws, "status")
+        for sent, code in [
+            ("{not json", "bad_json"),
+            ("[1, 2]", "bad_json"),
+            (json.dumps({"kind": "shout", "text": "hi"}), "unknown_kind"),
+            (json.dumps({"kind": "user_message", "text": "x" * 70_000}), "too_large"),
+            (json.dumps({"kind": "user_message", "text": "/frobnicate"}), "unknown_command"),
+            (json.dumps({"kind": "user_message", "text": "/no"}), "nothing_pending"),
+        ]:
+            await ws.send_str(sent)
+            error = await receive(ws, "error")
+            assert error["code"] == code and error["message"]
+        await say(ws, "/exit")
+        assert (await receive(ws, "status"))["mode"] == "command"
+        await say(ws, "/chat")
+        assert (await receive(ws, "status"))["mode"] == "chat"
+        await say(ws, "Are you there?")
+        assert (await receive(ws, "agent_message"))["text"] == "Still here."
+        assert not ws.closed
+
+
+async def test_two_sessions_share_the_browser_one_run_at_a_time_each_in_its_own_tab(
+    served: Served, llm: ScriptedOpenAI, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    first_page, second_page = pages.url("search.html"), pages.url("shop.html")
+    llm.script(
+        call(
+            "browser_run_code",
+            code=f"async (page) => {{ await page.goto('{first_page}'); await page.waitForTimeout(1500); }}",
+        ),
+        text("First done."),
+        go(second_page),
+        text("Second done."),
+    )
+    async with (
+        served.http.ws_connect(served.ws_url("first")) as one,
+        served.http.ws_connect(served.ws_url("second")) as two,
+    ):
+        await receive(one, "status")
+        await receive(two, "status")
+        await say(one, "Search")
+        await started(served, "first")
+        await say(two, "Shop")
+        assert (await receive(two, "status", queued=1))["state"] == "running"
+        assert (await receive(one, "agent_message"))["text"] == "First done."
+        assert (await receive(two, "agent_message"))["text"] == "Second done."
+    first = [json.loads(b) for _, _, b in served.manager.sessions["first"].hub.after(0)]
+    second = [json.loads(b) for _, _, b in served.manager.sessions["second"].hub.after(0)]
+    first_end = next(e["at"] for e in first if e["kind"] == "final")
+    second_start = next(e["at"] for e in second if e["kind"] == "status")
+    assert first_end <= second_start  # the second run began after the first had finished
+    urls = await browser_session.run_code(
+        "async (page) => { const t = page.context().__bcSessionTabs;"
+        " return [t.get('first').url(), t.get('second').url(), t.get('first') !== t.get('second')]; }"
+    )
+    assert urls.value == [first_page, second_page, True]
+
+
+def test_the_schema_names_every_kind_the_server_sends() -> None:
+    schema = json.loads(
+        (
+            Path(__file__).resolve().parent.parent / "src/browser_copilot/server/schema/events.v1.json"
+        ).read_text()
+    )
+    defs = schema["$defs"]
+    assert set(defs["sse_event"]["properties"]["kind"]["enum"]) == set(SSE_KINDS)
+    sent = {d["$ref"].rsplit("/", 1)[1] for d in defs["server_message"]["oneOf"]}
+    assert sent == {"status", "agent_message", "agent_question", "error"}
+    assert defs["client_message"]["properties"]["kind"] == {"const": "user_message"}
+
+
+def test_serve_refuses_a_non_loopback_host_without_allow_remote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = tmp_path / ".env"
+    env.write_text(f"DATA_DIR={tmp_path}\n")
+    assert cli.main(["--env-file", str(env), "serve", "--host", "0.0.0.0"]) == 2
+    assert "--allow-remote" in capsys.readouterr().err
