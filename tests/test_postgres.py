@@ -5,6 +5,7 @@ PostgreSQL is real: `tests/support/postgres.py` starts one for the test run (mis
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import psycopg
 import pytest
 
@@ -367,3 +369,64 @@ def test_database_url_must_be_a_postgresql_url_and_empty_means_sqlite(tmp_path: 
         "DATABASE_URL: is a mysql:// URL, not a postgresql:// URL. Fix: set DATABASE_URL"
     )
     assert "secret" not in problem
+
+
+async def _ws_say(url: str, text_: str) -> tuple[aiohttp.ClientSession, aiohttp.ClientWebSocketResponse]:
+    http = aiohttp.ClientSession()
+    ws = await http.ws_connect(url)
+    await ws.send_json({"kind": "user_message", "text": text_})
+    return http, ws
+
+
+async def _until(ws: aiohttp.ClientWebSocketResponse, kind: str, timeout: float = 90) -> dict[str, Any]:
+    async with asyncio.timeout(timeout):
+        while True:
+            message = await ws.receive_json()
+            if message.get("kind") == kind:
+                return dict(message)
+
+
+async def test_two_server_processes_on_one_database_never_run_one_session_at_once(
+    tmp_path: Path, external_browser: LaunchedBrowser, gated_llm: GatedOpenAI, postgres_url: str
+) -> None:
+    shared = {
+        "CDP_ENDPOINT": external_browser.endpoint.url,
+        "LLM_BASE_URL": gated_llm.base_url,
+        "LLM_API_KEY": "sk-test-123",
+        "LLM_MODEL": "scripted-model",
+        "DATABASE_URL": postgres_url,
+    }
+    gated_llm.script(text("Done once."))
+    servers = [App("serve", "--port", "0", env=app_env(tmp_path / name, **shared)) for name in ("a", "b")]
+    opened: list[aiohttp.ClientSession] = []
+    try:
+        urls = []
+        for server in servers:
+            end = server.wait_for("/?token=", timeout=90)
+            line = server.output[: end + 40].splitlines()[-1]
+            base, token = line.split("/?token=")
+            base = base[base.index("http://") :]
+            urls.append(f"{base.replace('http://', 'ws://')}/ws/shared-session?token={token.split()[0]}")
+        http, first = await _ws_say(urls[0], "Say hello")
+        opened.append(http)
+        await asyncio.to_thread(wait_until, gated_llm.entered.is_set, timeout=90, what="the first run")
+        http, second = await _ws_say(urls[1], "Say hello")
+        opened.append(http)
+        refused = await _until(second, "error")
+        assert refused["code"] == "busy", refused
+        assert "another process is running it" in refused["message"]
+        gated_llm.gate.set()
+        answered = await _until(first, "agent_message")
+        assert answered["text"] == "Done once."
+        assert gated_llm.completions() == 1  # the second server never reached the model
+    finally:
+        gated_llm.gate.set()
+        for http in opened:
+            await http.close()
+        for server in servers:
+            server.process.terminate()
+        for server in servers:
+            try:
+                server.wait(30)
+            finally:
+                server.kill()

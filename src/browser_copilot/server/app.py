@@ -24,7 +24,7 @@ from aiohttp import WSMsgType, hdrs, web
 
 from browser_copilot.agent.runner import new_session_id
 from browser_copilot.config import Settings
-from browser_copilot.server.auth import COOKIE, ORIGINS, TOKEN, gate, own_origins
+from browser_copilot.server.auth import ORIGINS, TOKEN, cookie_name, gate, own_origins
 from browser_copilot.server.hub import VERSION, dumps, outgoing
 from browser_copilot.server.sessions import Session, SessionManager
 
@@ -57,7 +57,9 @@ def _static(name: str) -> bytes | None:
 async def index(request: web.Request) -> web.StreamResponse:
     if "token" in request.query:  # the printed URL: keep the token in a cookie, drop it from the URL
         response = web.HTTPFound("/")
-        response.set_cookie(COOKIE, request.query["token"], httponly=True, samesite="Strict", path="/")
+        response.set_cookie(
+            cookie_name(request), request.query["token"], httponly=True, samesite="Strict", path="/"
+        )
         raise response
     body = _static("index.html")
     if body is None:

@@ -36,16 +36,24 @@ def _query_allowed(request: web.Request) -> bool:
     return path.startswith("/ws/") or (path.startswith("/sessions/") and path.endswith("/events"))
 
 
-def presented_token(request: web.Request) -> str | None:
+def cookie_name(request: web.Request) -> str:
+    """`bc_token_PORT`: cookies are kept per host, not per port, so two servers on 127.0.0.1 (or one
+    restarted on another port) must not overwrite each other's cookie."""
+    return f"{COOKIE}_{request.url.port or 0}"
+
+
+def presented_tokens(request: web.Request) -> list[str]:
+    """Every token the request presents: the header, the query (the printed URL, WS, SSE), the cookie."""
+    found = []
     header = request.headers.get(hdrs.AUTHORIZATION, "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    if COOKIE in request.cookies:
-        return request.cookies[COOKIE]
+        found.append(value.strip())
     if (request.path == "/" or _query_allowed(request)) and "token" in request.query:
-        return request.query["token"]
-    return None
+        found.append(request.query["token"])
+    if cookie_name(request) in request.cookies:
+        found.append(request.cookies[cookie_name(request)])
+    return found
 
 
 def unauthorized() -> web.Response:
@@ -54,8 +62,8 @@ def unauthorized() -> web.Response:
 
 @web.middleware
 async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
-    token = presented_token(request)
-    if token is None or not hmac.compare_digest(token.encode(), request.app[TOKEN].encode()):
+    expected = request.app[TOKEN].encode()
+    if not any(hmac.compare_digest(token.encode(), expected) for token in presented_tokens(request)):
         return unauthorized()
     origin = request.headers.get(hdrs.ORIGIN)
     upgrade = request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
