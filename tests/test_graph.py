@@ -506,3 +506,33 @@ async def test_a_click_on_a_covered_element_says_what_covers_it(
     assert "Element [1] was covered by dialog «Join our reading club»: close or answer that first." in failed
     # The model also read, before acting, that something lies on top of the page.
     assert "Open on top of the page: «Join our reading club»." in str(model.prompts[1][-1].content)
+
+
+async def test_a_task_compares_two_pages_in_two_tabs(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    def switch_to_second(prompt: list[Any]) -> AIMessage:
+        # The observation lists every tab, the agent's marked; the model picks the other one by index.
+        tabs = next(line for line in str(prompt[-1].content).splitlines() if line.startswith("Tabs: "))
+        index = next(int(part.split()[0]) for part in tabs[6:].split(" · ") if '"Second page"' in part)
+        return call("switch_tab", index=index)
+
+    runner, model, _ = make_runner(
+        goto(pages.url("index.html")),
+        code(
+            "async (page) => { const p = await page.context().newPage();"
+            f" await p.goto('{pages.url('second.html')}'); return await p.title() }}"
+        ),
+        switch_to_second,
+        say("Your tab shows “Test bed home”; the other tab shows “Second page”."),
+    )
+    outcome = await runner.send("Compare the home page with the second page, side by side")
+    assert outcome.stop_reason == "answered"
+    assert any(t.startswith("Returned: Second page\nA new tab opened:") for t in tool_texts(outcome.values))
+    listing = str(model.prompts[2][-1].content)
+    assert '"Test bed home" 127.0.0.1' in listing and "(yours)" in listing
+    assert '"Second page"' in listing
+    assert any(t.startswith("Tab ") and "is now the agent's tab" in t for t in tool_texts(outcome.values))
+    assert "Page: Second page" in str(model.prompts[3][-1].content)
+    # Leave the shared browser as it was: close the second tab.
+    await browser_session.run_code("async (page) => { await page.close() }")
