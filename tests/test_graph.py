@@ -395,6 +395,7 @@ async def test_a_held_click_and_its_confirm_dialog_need_one_yes(
     assert waiting.interrupt["card"]["what"] == 'button "Delete"'
     assert any(t.startswith("Held for the user's confirmation") for t in tool_texts(waiting.values))
     assert await page_value(browser_session, "document.querySelectorAll('#u2').length") == 1
+    assert waiting.interrupt["card"]["site"].startswith("127.0.0.1:")
     # /yes replays the click once; the site's own confirm() for that same deletion needs no second /yes.
     done = await runner.send("/yes")
     assert done.stop_reason == "answered", done.interrupt

@@ -270,6 +270,7 @@ async def test_accepting_a_native_confirm_that_warns_needs_the_user(
     card = waiting.interrupt["card"]
     assert card["category"] == "delete"
     assert "Remove all 3 files permanently?" in card["what"]
+    assert card["site"].startswith("127.0.0.1:")  # the tab's site, although the dialog blocks the page
     assert card["by"] == "fail-closed"  # no judge model here: the rules' verdict stands and the user is asked
     declined = await runner.send("/no")
     assert declined.stop_reason == "answered"

@@ -159,7 +159,8 @@ async def _check_dialog(state: AgentState, call: ToolCall, ctx: AgentContext) ->
         "context": dialog["message"],
         "dialog": True,
         "confirm": dialog["message"],
-        "url": observation["url"] if observation else "",
+        # While a dialog is open the page cannot be observed; the agent's tab still has its URL.
+        "url": (observation["url"] if observation else "") or ctx.browser.agent_url or "",
         "title": observation["title"] if observation else "",
         "heading": dialog["message"][:120],
     }
