@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
+
+from browser_copilot.browser.scripts import script_source
 
 PacingMode = Literal["off", "human", "auto"]
 
@@ -62,11 +62,9 @@ class Pacing:
         }
 
 
-@cache
 def pacing_source() -> str:
     """pacing.js without its `//` comment lines: `(page, config, isSecretSource) => beforeAction`."""
-    source = resources.files("browser_copilot.browser").joinpath("pacing.js").read_text("utf-8")
-    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//")).strip()
+    return script_source("browser_copilot.browser", "pacing.js")
 
 
 def pacing_hook(pacing: Pacing, secret_source: str) -> str:

@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from browser_copilot.browser.scripts import script_source
 from browser_copilot.errors import CopilotError
 
 FACT_KEYS = ("tag", "role", "type", "name", "value", "form_action", "form_method", "context", "url")
@@ -70,10 +71,14 @@ def lexicon() -> dict[str, Any]:
     return data
 
 
+@cache
+def lexicon_json() -> str:
+    """The phrase table as compact JSON, as it is put into the classifier's source."""
+    return json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
+
+
 def _script(name: str) -> str:
-    """A JavaScript file of this package without its `//` comment lines."""
-    source = resources.files("browser_copilot.safety").joinpath(name).read_text("utf-8")
-    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//")).strip()
+    return script_source("browser_copilot.safety", name)
 
 
 @cache
@@ -90,8 +95,7 @@ def policy_template() -> str:
 
 @cache
 def policy_source() -> str:
-    table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
-    return _script("policy.js").replace("__LEXICON__", table)
+    return policy_template().replace("__LEXICON__", lexicon_json())
 
 
 def normalise(facts: dict[str, Any]) -> dict[str, Any]:

@@ -13,13 +13,13 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.pacing import Pacing, pacing_hook
 from browser_copilot.browser.results import CodeResult
-from browser_copilot.safety.classifier import lexicon, policy_template, secret_source
+from browser_copilot.browser.scripts import script_source
+from browser_copilot.safety.classifier import lexicon_json, policy_template, secret_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
 _NAMED = re.compile(
@@ -35,23 +35,13 @@ _TYPING = re.compile(
 @cache
 def guard_template() -> str:
     """guard.js with the classifier in it and `__LEXICON__` left for the phrase table."""
-    source = resources.files("browser_copilot.safety").joinpath("guard.js").read_text("utf-8")
-    body = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//"))
-    return body.replace("__POLICY__", policy_template()).replace("__IS_SECRET__", secret_source()).strip()
+    body = script_source("browser_copilot.safety", "guard.js")
+    return body.replace("__POLICY__", policy_template()).replace("__IS_SECRET__", secret_source())
 
 
-@cache
-def guard_source() -> str:
-    """The whole guard with the whole phrase table (what `policy-check` and tests classify with)."""
-    table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
-    return guard_template().replace("__LEXICON__", table)
-
-
-@cache
 def membrane_source() -> str:
     """membrane.js: the Proxy the model's code gets instead of the real page (refuses side doors)."""
-    source = resources.files("browser_copilot.safety").joinpath("membrane.js").read_text("utf-8")
-    return "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("//")).strip()
+    return script_source("browser_copilot.safety", "membrane.js")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +108,7 @@ RUNTIME_MISSING = "__bcNeedsRuntime"
 
 @cache
 def runtime_version() -> str:
-    return hashlib.sha256(guard_source().encode()).hexdigest()[:12]
+    return hashlib.sha256((guard_template() + lexicon_json()).encode()).hexdigest()[:12]
 
 
 _RUNTIME_FOR = """
@@ -147,11 +137,10 @@ def runtime_install_code() -> str:
     object of the MCP server, once per server; guarded calls then carry only a stub, and put the
     runtime into a document the first time they meet it there, with the phrase table of the page's
     language (a few tens of kB instead of ~0.5 MB)."""
-    table = json.dumps(lexicon(), ensure_ascii=False, separators=(",", ":"))
     return (
         "async (page) => { const c = page.context();\n"
         f"  const template = {json.dumps(guard_template())};\n"
-        f"  const table = JSON.parse({json.dumps(table)});\n"
+        f"  const table = JSON.parse({json.dumps(lexicon_json())});\n"
         f"{_RUNTIME_FOR}"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"
