@@ -53,6 +53,15 @@ class Allow:
     held: list[str] = field(default_factory=list)
     token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
+    def with_checks(self, checks: list[dict[str, Any]]) -> Allow:
+        """This permission widened to the pre-flight checks' targets (`el(N)` refs and locator names),
+        under the same one-time token."""
+        numbers = [int(c["ref"][3:-1]) for c in checks if c["ref"].startswith("el(")]
+        names = [c["ref"] for c in checks if not c["ref"].startswith("el(")]
+        return Allow(
+            numbers=[*self.numbers, *numbers], names=[*self.names, *names], held=self.held, token=self.token
+        )
+
     def to_js(self) -> dict[str, Any]:
         return {
             "token": self.token,

@@ -131,10 +131,7 @@ def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str
         count=first.get("count"),
         by=first["verdict"].get("by", "rules"),
     )
-    allow = Allow(
-        numbers=[int(c["ref"][3:-1]) for c in risky if c["ref"].startswith("el(")],
-        names=[c["ref"] for c in risky if not c["ref"].startswith("el(")],
-    )
+    allow = Allow().with_checks(risky)
     return {
         "id": str(call.get("id")),
         "type": "destructive",

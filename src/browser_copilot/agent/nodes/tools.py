@@ -165,15 +165,6 @@ async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
     return f"Error: {what} was checked and allowed, but could not be done: {replayed.error or 'held again'}."
 
 
-def _allow_checked(checks: list[dict[str, Any]], base: Allow | None) -> Allow:
-    """A one-time permission for the targets the judge cleared (plus what the user already allowed)."""
-    numbers = [int(c["ref"][3:-1]) for c in checks if c["ref"].startswith("el(")]
-    names = [c["ref"] for c in checks if not c["ref"].startswith("el(")]
-    if base is None:
-        return Allow(numbers=numbers, names=names)
-    return Allow(numbers=[*base.numbers, *numbers], names=[*base.names, *names], token=base.token)
-
-
 async def _run_guarded(
     run: _Run, ctx: AgentContext, call: ToolCall, args: browser_run_code, allow: Allow | None
 ) -> CodeResult | str:
@@ -192,7 +183,7 @@ async def _run_guarded(
         if not (types_into(args.code) and any(c.get("secret") for c in checks)):
             checks = await _judged(ctx, checks)
             if not any(c["verdict"]["destructive"] for c in checks):
-                allow = _allow_checked([c for c in checks if c["verdict"].get("by")], allow)
+                allow = (allow or Allow()).with_checks([c for c in checks if c["verdict"].get("by")])
                 continue
         run.pending = pending_from_checks(run.state, call, checks)
         run.steps -= 1  # nothing ran: the step counts when it does
