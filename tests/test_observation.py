@@ -10,6 +10,8 @@ import pytest
 
 from browser_copilot.browser.observation import (
     UNTRUSTED_CLOSE,
+    Observation,
+    TabInfo,
     as_untrusted,
     mask_secrets,
     observation_code,
@@ -384,3 +386,15 @@ def test_only_card_numbers_and_ibans_are_masked_in_what_the_model_reads() -> Non
     masked = mask_secrets(state)
     assert masked == 'value="<masked>" value="<masked>" value="+44 20 7946 0958"'
     assert mask_secrets('value="ann.lee@example.com"') == 'value="ann.lee@example.com"'
+
+
+def test_with_many_tabs_open_the_newest_are_listed_with_the_agents_own() -> None:
+    # Tabs come in creation order: the ones a task opens are the newest, and must not be cut.
+    tabs = [
+        TabInfo(index=i, title=f"Tab {i}", url=f"http://site{i}.test/", current=i == 2) for i in range(14)
+    ]
+    rendered = Observation("http://site2.test/", "Tab 2", tabs, [], [], {}, {}).render()
+    listing = next(line for line in rendered.splitlines() if line.startswith("Tabs: "))
+    assert '2 "Tab 2" site2.test (yours)' in listing
+    assert '13 "Tab 13" site13.test' in listing and '6 "Tab 6"' in listing
+    assert '5 "Tab 5"' not in listing and listing.endswith("+5 older")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ SESSIONS_TABLE = "browser_copilot_sessions"
 POOL_SIZE = 10
 # A constant advisory-lock key: processes starting together set the schema up one after the other.
 _SETUP_LOCK = 0x62632D7365747570  # "bc-setup"
+_SETUP_WAIT = 60.0  # seconds another process may take over the migrations
 
 _CREATE_SESSIONS = f"""CREATE TABLE IF NOT EXISTS {SESSIONS_TABLE} (
     session_id TEXT PRIMARY KEY,
@@ -104,7 +106,20 @@ async def ensure_schema(url: str) -> None:
         return
     conn = await _connect(url, prepare_threshold=0, row_factory=dict_row)
     async with conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+        # Poll rather than wait in `pg_advisory_lock`: a statement waiting for the lock holds a snapshot, and
+        # the holder's `CREATE INDEX CONCURRENTLY` waits for every snapshot to end — a deadlock.
+        deadline = time.monotonic() + _SETUP_WAIT
+        while True:
+            cur = await conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (_SETUP_LOCK,))
+            row = await cur.fetchone()
+            if row is not None and row["got"]:
+                break
+            if time.monotonic() > deadline:
+                raise StorageError(
+                    "another process has been setting up the database of DATABASE_URL"
+                    f" for over {_SETUP_WAIT:.0f} s"
+                )
+            await asyncio.sleep(0.1)
         try:
             await AsyncPostgresSaver(cast("psycopg.AsyncConnection[DictRow]", conn)).setup()
             await conn.execute(_CREATE_SESSIONS.format(time="TIMESTAMPTZ"))

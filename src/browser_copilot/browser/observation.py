@@ -139,14 +139,15 @@ class Observation:
         lines = [f"Page: {self.title or '(no title)'} — {self.url}"]
         others = [t for t in self.tabs if not t.current]
         if others:
-            # Every tab (F64), the agent's marked; switch_tab takes the index.
-            shown = [t for t in self.tabs if t.current] + others[:8]
+            # Every tab (F64), the agent's marked; switch_tab takes the index. Past 8 others, the newest
+            # (tabs open in creation order): the ones this task opened are the ones it needs.
+            shown = [t for t in self.tabs if t.current] + others[-8:]
             listed = " · ".join(
                 f'{t.index} "{_short(t.title, 40)}" {urlsplit(t.url).netloc or t.url[:40]}'
                 + (" (yours)" if t.current else "")
                 for t in sorted(shown, key=lambda t: t.index)
             )
-            more = f" · +{len(others) - 8} more" if len(others) > 8 else ""
+            more = f" · +{len(others) - 8} older" if len(others) > 8 else ""
             lines.append(f"Tabs: {listed}{more}")
         asks = self.asks_for_secrets()
         if asks:
