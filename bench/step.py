@@ -9,10 +9,15 @@ trivial code call through the MCP session.
 With `--pacing both` (the default) the same task runs again with human pacing (PACING=human: per-key
 typing, pauses before clicks, the same-site navigation gap, the per-site action limit, defaults).
 
+Also the tool schemas every model call carries (F60), in o200k tokens: the built-in tools alone, and
+with the two extra MCP servers the tests use (the pinned server-filesystem and the FastMCP notes server).
+
 Usage: uv run python bench/step.py [--steps N] [--rounds N] [--pacing both|off|human]
 The last line: step_median_ms=... step_p90_ms=... mcp_call_ms=... raw_cdp_ms=... overhead_ratio=...
 prompt_tokens_median=... prompt_prefix_share=... step_median_ms_human=... step_p90_ms_human=...
-(step_* without pacing, *_human with it; a mode not run is left out)
+tool_schema_tokens=... tool_schema_tokens_servers=...
+(step_* without pacing, *_human with it; a mode not run is left out; tool_schema_tokens_servers is
+built-in plus the two servers)
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ from browser_copilot.browser.pacing import Pacing  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.events import EventLog  # noqa: E402
+from browser_copilot.extras.budget import SchemaTokens, schema_tokens  # noqa: E402
+from browser_copilot.extras.config import parse_servers  # noqa: E402
+from browser_copilot.extras.servers import ExtraServers  # noqa: E402
 from browser_copilot.llm.tokens import count_tokens  # noqa: E402
 
 
@@ -118,6 +126,28 @@ async def run_round(
     return [(b - a) * 1000 for a, b in itertools.pairwise(stamps)], model
 
 
+async def tool_schemas(work: Path) -> tuple[SchemaTokens, dict[str, int]]:
+    """The tool schemas' tokens with the two extra servers the tests use, and each server's tool count."""
+    files = work / "files"
+    files.mkdir(exist_ok=True)
+    fs = ROOT / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    notes = ROOT / "tests" / "support" / "notes_server.py"
+    fs_reads = ["read_file", "read_text_file", "read_multiple_files", "list_directory", "directory_tree"]
+    fs_reads += ["list_directory_with_sizes", "search_files", "get_file_info", "list_allowed_directories"]
+    config = {
+        "fs": {"command": "node", "args": [str(fs), str(files)], "read_only_tools": fs_reads},
+        "notes": {
+            "command": sys.executable,
+            "args": [str(notes), "--store", str(work / "notes.json")],
+            "read_only_tools": ["read_note", "list_notes", "server_pid", "wait", "crash"],
+        },
+    }
+    loaded = parse_servers(json.dumps(config), work / "mcp_servers.json")
+    async with ExtraServers(loaded.servers, log_dir=work / "logs") as extras:
+        counts = {s.name: len(s.tools) for s in extras.servers}
+        return await asyncio.to_thread(schema_tokens, extras), counts
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -150,6 +180,7 @@ async def main() -> None:
                     await session.run_code("async () => 1", idempotent=True)
                     mcp.append((time.perf_counter() - started) * 1000)
             raw = await raw_cdp_ms(browser, 30)
+        schemas, tool_counts = await tool_schemas(work)
     figures = {
         mode: (statistics.median(times), sorted(times)[int(len(times) * 0.9) - 1])
         for mode, times in by_mode.items()
@@ -182,6 +213,12 @@ async def main() -> None:
         f"prompt per step: median {tokens_median:.0f} o200k tokens (messages only; tool schemas excluded), "
         f"stable prefix {prefix_median:.1%} (the start of the previous step's prompt, unchanged)"
     )
+    print(f"{'tool schemas sent with every model call':<52} {'o200k tok':>10}")
+    print(f"{'built-in tools':<52} {schemas.builtin:>10,}")
+    for name, tokens in schemas.servers.items():
+        label = f"+ {name} ({tool_counts[name]} tools)"
+        print(f"{label:<52} {tokens:>10,}")
+    print(f"{'built-in + the two test servers':<52} {schemas.total:>10,}")
     summary.append(f"mcp_call_ms={mcp_ms:.1f} raw_cdp_ms={raw:.2f}")
     if "off" in figures:
         summary.append(f"overhead_ratio={figures['off'][0] / raw:.0f}")
@@ -189,6 +226,7 @@ async def main() -> None:
     if "human" in figures:
         median, p90 = figures["human"]
         summary.append(f"step_median_ms_human={median:.1f} step_p90_ms_human={p90:.1f}")
+    summary.append(f"tool_schema_tokens={schemas.builtin} tool_schema_tokens_servers={schemas.total}")
     print(" ".join(summary))
 
 

@@ -91,6 +91,8 @@ async def test_a_multi_page_task_reaches_an_answer(
         "switch_tab",
         "upload_file",
         "hand_over",
+        "remember_about_user",
+        "forget_about_user",
     }
     last = llm.requests[-1]["messages"]
     assert "Flights to Riga" in last[-1]["content"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from browser_copilot.server.app import Server
 from browser_copilot.server.hub import SSE_KINDS
 from browser_copilot.server.sessions import SessionManager
 from tests.conftest import make_settings
-from tests.support.openai_server import ScriptedOpenAI, call, text
+from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer
 from tests.support.sse import sse_frames as sse
 from tests.support.waiting import async_wait_until
@@ -218,6 +219,29 @@ async def test_a_confirmation_answered_over_websocket_acts_once(
     assert count.value == 1
     kinds = [k for _, k, _ in served.manager.sessions["mail"].hub.after(0)]
     assert "policy_request" in kinds and "policy_result" in kinds
+
+
+async def test_the_answer_streams_on_sse_while_the_model_writes_with_secrets_masked(
+    served: Served, llm: ScriptedOpenAI
+) -> None:
+    gate = threading.Event()
+    llm.script(streamed("Write to ", "bob@exam", "ple.com about the ", "booking.", gate=gate))
+    async with served.http.ws_connect(served.ws_url("streamed")) as ws:
+        await receive(ws, "status")
+        async with served.http.get(f"{served.url}/sessions/streamed/events") as events:
+            await say(ws, "Whom should I write to?")
+            seen: list[dict[str, Any]] = []
+            async for frame in sse(events):
+                if frame.get("event") == "answer_stream":
+                    seen.append(json.loads(frame["data"])["data"])
+                    gate.set()  # the first words arrived while the model was held after its first piece
+                if frame.get("event") == "final":
+                    break
+        assert seen[0] == {"call": 1, "text": "Write to ", "done": False}
+        assert seen[-1]["done"] and seen[-1]["text"] == "Write to <email> about the booking."
+        assert all("bob@" not in s["text"] and "exam" not in s["text"] for s in seen)
+        answer = await receive(ws, "agent_message")
+        assert answer["text"] == "Write to <email> about the booking."
 
 
 async def test_cancel_stops_the_running_run_and_a_message_meanwhile_is_refused_as_busy(

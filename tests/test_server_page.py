@@ -232,6 +232,15 @@ async def test_the_page_runs_a_task_with_a_confirmation_card_to_a_safe_final_ans
         )
         await tab.wait_for("document.querySelector('#steps .step.final') !== null", what="the final step")
         assert await tab.evaluate("document.querySelectorAll('.message.final').length") == 1  # not twice
+        # The answer streamed into a bubble of its own (SSE answer_stream); the final answer replaced it.
+        assert (
+            await tab.evaluate(
+                "[...document.querySelectorAll("
+                "'.message.streaming, .message.agent:not(.final):not(.has-card)')]"
+                ".map((e) => e.className + ': ' + e.textContent.slice(0, 80))"
+            )
+            == []
+        )
 
         final = await tab.evaluate(
             "(() => { const m = document.querySelector('.message.final .md'); return {"

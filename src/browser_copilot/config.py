@@ -56,6 +56,9 @@ _FIXES: dict[str, str] = {
     "DATA_DIR": "a folder the app may create and write to",
     "LOG_LEVEL": "DEBUG, INFO, WARNING or ERROR",
     "MCP_SANDBOX": "true or false",
+    "MCP_SERVERS_FILE": "the path of a JSON file of extra MCP servers (see README, Extra MCP servers), "
+    "or leave it empty for DATA_DIR/mcp_servers.json",
+    "MCP_SERVERS_TIMEOUT": "seconds from 1 to 600 an extra MCP server may take to answer one call",
     "ALLOWED_DOMAINS": "a comma-separated list of domains, e.g. example.com,shop.example.org",
     "BLOCKED_DOMAINS": "a comma-separated list of domains, e.g. bank.example.com",
     "PACING": "auto (human in your own browser, off in a browser the app launched), human or off",
@@ -63,6 +66,7 @@ _FIXES: dict[str, str] = {
     "PACING_SAME_SITE_GAP_MS": "milliseconds from 0 to 60000 between navigations to the same site",
     "DATABASE_URL": "a postgresql://USER:PASSWORD@HOST:PORT/DATABASE URL, or leave it empty for the "
     "embedded SQLite file in DATA_DIR",
+    "MEMORY": "on (keep facts you state or confirm for later sessions) or off",
 }
 
 
@@ -104,7 +108,11 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir)
     log_level: LogLevel = "INFO"
     mcp_sandbox: bool = True
+    mcp_servers_file: Path | None = None
+    mcp_servers_timeout: float = Field(default=30.0, ge=1.0, le=600.0)
     database_url: SecretStr | None = None
+    memory: bool = True
+    """Long-term memory of the user's facts (MEMORY=on|off)."""
 
     @field_validator("llm_base_url")
     @classmethod
@@ -165,7 +173,9 @@ class Settings(BaseSettings):
             raise ValueError(f"{value!r} has no port (Chrome's default is 9222)")
         return value.strip().rstrip("/") if parts.scheme.startswith("http") else value.strip()
 
-    @field_validator("browser_executable", "browser_profile_dir", "data_dir", mode="before")
+    @field_validator(
+        "browser_executable", "browser_profile_dir", "data_dir", "mcp_servers_file", mode="before"
+    )
     @classmethod
     def _expand_path(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -220,6 +230,11 @@ class Settings(BaseSettings):
     @property
     def logs_dir(self) -> Path:
         return self.data_dir / "logs"
+
+    @property
+    def servers_file(self) -> Path:
+        """The extra MCP servers' file: MCP_SERVERS_FILE, else DATA_DIR/mcp_servers.json (F60)."""
+        return self.mcp_servers_file or self.data_dir / "mcp_servers.json"
 
     @property
     def domain_lists(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -280,6 +295,18 @@ def load_settings(env_file: Path | None = Path(".env"), **overrides: Any) -> Set
             fix = _FIXES.get(name, "see .env.example")
             problems.append(f"{name}: {message}. Fix: set {name} to {fix}.")
         raise ConfigError(problems) from None
+    problems.extend(_servers_file_problems(settings))
     if problems:
         raise ConfigError(problems)
     return settings
+
+
+def _servers_file_problems(settings: Settings) -> list[str]:
+    """What is wrong in the extra MCP servers' file, if anything (F60)."""
+    from browser_copilot.extras.config import load_servers
+
+    try:
+        load_servers(settings.servers_file, explicit=settings.mcp_servers_file is not None)
+    except ConfigError as exc:
+        return exc.problems
+    return []

@@ -1,7 +1,8 @@
 """`main.py doctor`: check every moving part, step by step, each with the fix (F14).
 
 Output contract (scripts read it): one line per check, `OK   <name>  <detail>` or
-`FAIL <name>  <detail>` followed by an indented `fix: ...` line; then a summary line
+`FAIL <name>  <detail>` followed by an indented `fix: ...` line (`WARN` marks a check that passed
+with a warning, e.g. tool schemas above their token budget); then a summary line
 `doctor: N passed, N failed`. Exit 0 only when every check passed.
 """
 
@@ -17,9 +18,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from browser_copilot.agent.memory import MEMORY_DB, STORE_ERRORS, open_memory
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
-from browser_copilot.errors import CopilotError
+from browser_copilot.errors import ConfigError, CopilotError
+from browser_copilot.extras.budget import TOOL_SCHEMA_BUDGET, schema_tokens
+from browser_copilot.extras.connection import ExtraServer
+from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import LlmUnavailable, check_llm, resolve_llm
 
 
@@ -29,6 +34,7 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    warn: bool = False
 
 
 class Report:
@@ -40,7 +46,7 @@ class Report:
 
     def add(self, check: Check) -> None:
         self.checks.append(check)
-        tag = "[ok]OK  [/ok]" if check.ok else "[fail]FAIL[/fail]"
+        tag = ("[warn]WARN[/warn]" if check.warn else "[ok]OK  [/ok]") if check.ok else "[fail]FAIL[/fail]"
         self.console.print(f"{tag} {check.name:<12} {escape(check.detail)}", highlight=False)
         if check.fix:
             self.console.print(f"     {'':<12} fix: {escape(check.fix)}", highlight=False)
@@ -121,6 +127,85 @@ async def check_browser(settings: Settings, report: Report) -> None:
         await session.close()
 
 
+def server_check(server: ExtraServer) -> Check:
+    """One extra MCP server: started, its tools listed, its read_only_tools found."""
+    name = f"mcp {server.name}"
+    if server.state != "ready":
+        detail, fix = _split_fix(server.reason or "not started")
+        if not fix:
+            fix = (
+                f"check that `{server.config.describe()}` starts an MCP server (run it by hand); "
+                f"its log: {server.log_path}"
+                if server.config.transport == "stdio"
+                else f"check that an MCP server answers at {server.config.connection['url']}"
+            )
+        return Check(name, False, detail, fix)
+    tools = sorted(t.name for t in server.tools.values())
+    read_only = sorted(t.name for t in server.tools.values() if t.read_only)
+    missing = [t for t in server.config.read_only_tools if t not in tools]
+    listed = f"{len(tools)} tools listed, {len(read_only)} read-only ({', '.join(read_only) or 'none'})"
+    if missing:
+        return Check(
+            name,
+            False,
+            f"{listed}; read_only_tools names {', '.join(missing)}, which it does not have",
+            f"correct read_only_tools in {server.config.name!r}; its tools are {', '.join(tools)}",
+        )
+    doubtful = [t.name for t in server.tools.values() if t.read_only and t.hint in ("destructive", "writes")]
+    if doubtful:
+        fix = (
+            f"the server marks {', '.join(doubtful)} as writing: keep such tools out of read_only_tools "
+            "unless you are sure they only read"
+        )
+        return Check(name, True, listed, fix, warn=True)
+    return Check(name, True, listed)
+
+
+async def check_extra_servers(settings: Settings, report: Report) -> None:
+    """Each server of MCP_SERVERS_FILE, then the tool schemas' tokens (built-in + servers)."""
+    try:
+        extras = ExtraServers.from_settings(settings)
+    except ConfigError as exc:
+        detail, fix = _split_fix(exc.problems[0])
+        report.add(Check("mcp servers", False, detail, fix))
+        return
+    if not extras.servers:
+        return
+    names = ", ".join(s.name for s in extras.servers)
+    detail = f"{settings.servers_file}: {len(extras.servers)} servers ({names})"
+    fix = "; ".join(extras.file_warnings)
+    report.add(Check("mcp servers", True, detail, fix, warn=bool(fix)))
+    async with extras:
+        for server in extras.servers:
+            report.add(server_check(server))
+        tokens = await asyncio.to_thread(schema_tokens, extras)
+    over = tokens.over_budget
+    budget = f"above the {TOOL_SCHEMA_BUDGET:,}-token budget" if over else f"budget {TOOL_SCHEMA_BUDGET:,}"
+    fix = (
+        "every model call carries them: remove servers you do not need from MCP_SERVERS_FILE" if over else ""
+    )
+    report.add(Check("tool schemas", True, f"{tokens.line()}; {budget}", fix, warn=over))
+
+
+async def check_memory(settings: Settings) -> Check:
+    """The long-term memory store (F63) opens and can be read."""
+    if not settings.memory:
+        return Check("memory", True, "off (MEMORY=off): nothing is kept")
+    where = "the DATABASE_URL database" if settings.database else str(settings.data_dir / MEMORY_DB)
+    try:
+        async with open_memory(settings) as book:
+            facts = len(await book.all()) if book is not None else 0
+    except (CopilotError, *STORE_ERRORS) as exc:
+        detail, fix = _split_fix(str(exc))
+        return Check(
+            "memory",
+            False,
+            f"the store in {where} cannot be opened: {detail}",
+            fix or "check that the data dir (or the database) is writable, or set MEMORY=off",
+        )
+    return Check("memory", True, f"{facts} facts kept in {where}")
+
+
 def check_llm_endpoint(settings: Settings) -> Check:
     endpoint = resolve_llm(settings)
     if endpoint is None:
@@ -146,6 +231,8 @@ async def run_doctor(settings: Settings, console: Console, *, env_file: Path | N
     report.add(check_config(env_file))
     report.add(check_data_dir(settings))
     await check_browser(settings, report)
+    await check_extra_servers(settings, report)
+    report.add(await check_memory(settings))
     report.add(await asyncio.to_thread(check_llm_endpoint, settings))
     passed = len(report.checks) - report.failed
     console.print(f"doctor: {passed} passed, {report.failed} failed", highlight=False)

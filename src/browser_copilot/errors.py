@@ -69,3 +69,14 @@ class SessionBusy(CopilotError):
             f"Session {session_id} is busy: another process is running it right now. "
             "Wait for that run to finish, or use another session."
         )
+
+
+class ExtraServerUnavailable(CopilotError):
+    """An extra MCP server (F60) is not running: it did not start, it died, or a call hung. The agent
+    goes on without its tools; it is not a browser failure and never stops a run."""
+
+    def __init__(self, reason: str, *, back: bool = False) -> None:
+        self.reason = reason
+        self.back = back
+        """True when the server was restarted and its tools work again (the call itself was lost)."""
+        super().__init__(reason)

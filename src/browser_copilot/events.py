@@ -24,6 +24,7 @@ EventKind = Literal[
     "error",  # data: kind, message
     "usage",  # data: prompt_tokens, completion_tokens
     "final",  # data: stop_reason, text
+    "answer_stream",  # data: call, text (so far), done, tool_calls (when done)
     "notice",  # data: text
 ]
 

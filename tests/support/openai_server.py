@@ -26,12 +26,27 @@ def call(name: str, **args: Any) -> Reply:
     return {"tool_calls": [{"name": name, "args": args}]}
 
 
+def streamed(*pieces: str, gate: threading.Event | None = None, then: Reply | None = None) -> Reply:
+    """A reply streamed as one SSE chunk per piece of text (then `then`'s tool calls, their arguments in
+    three chunks). With `gate`, every piece after the first waits until the test sets it: what the app
+    showed by then, it showed while the model was still writing."""
+    return {
+        "content": "".join(pieces),
+        "pieces": list(pieces),
+        "gate": gate,
+        "tool_calls": (then or {}).get("tool_calls", []),
+    }
+
+
 class ScriptedOpenAI:
     def __init__(self, *, models: list[str] | None = None, api_key: str | None = None) -> None:
         self.models = models if models is not None else ["scripted-model"]
         self.api_key = api_key
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.sent: list[str] = []
+        """The chunks of streamed replies sent so far (text pieces and tool-argument pieces)."""
+        self._gates: list[threading.Event] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -44,12 +59,15 @@ class ScriptedOpenAI:
     def script(self, *replies: Reply) -> None:
         with self._lock:
             self.replies.extend(replies)
+            self._gates += [r["gate"] for r in replies if r.get("gate") is not None]
 
     def __enter__(self) -> ScriptedOpenAI:
         self._thread.start()
         return self
 
     def __exit__(self, *_: object) -> None:
+        for gate in self._gates:
+            gate.set()  # a handler still waiting finishes (its client may be gone)
         self._server.shutdown()
         self._server.server_close()
 
@@ -112,9 +130,19 @@ class ScriptedOpenAI:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                for chunk in _chunks(reply, model):
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
+                gate = reply.get("gate")
+                try:
+                    for n, (piece, chunk) in enumerate(_chunks(reply, model)):
+                        if n and gate is not None and not gate.wait(30):
+                            return  # the test never opened the gate: it has failed already
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        if piece is not None:
+                            with owner._lock:
+                                owner.sent.append(piece)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client cancelled the request
 
         return Handler
 
@@ -149,23 +177,38 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
     }
 
 
-def _chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+def _chunks(reply: Reply, model: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """(the piece of text or arguments it carries, chunk) in order."""
     base = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": model,
     }
-    chunks: list[dict[str, Any]] = []
-    if reply.get("content"):
-        delta = {"role": "assistant", "content": reply["content"]}
-        chunks.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks: list[tuple[str | None, dict[str, Any]]] = []
+    pieces = reply.get("pieces") or ([reply["content"]] if reply.get("content") else [])
+    for n, piece in enumerate(pieces):
+        chunks.append(
+            (piece, chunk({"role": "assistant", "content": piece} if n == 0 else {"content": piece}))
+        )
     calls = _tool_calls(reply)
     for i, c in enumerate(calls):
-        delta = {"role": "assistant", "tool_calls": [{"index": i, **c}]}
-        chunks.append({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        if not reply.get("pieces"):
+            chunks.append((None, chunk({"role": "assistant", "tool_calls": [{"index": i, **c}]})))
+            continue
+        # Streamed like a real model: the call's id and name first, then its arguments in three parts.
+        arguments = c["function"]["arguments"]
+        head = {"index": i, "id": c["id"], "type": "function", "function": {"name": c["function"]["name"]}}
+        chunks.append(
+            (None, chunk({"tool_calls": [{**head, "function": {**head["function"], "arguments": ""}}]}))
+        )
+        third = max(1, len(arguments) // 3)
+        for part in (arguments[:third], arguments[third : 2 * third], arguments[2 * third :]):
+            chunks.append((part, chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})))
     finish = "tool_calls" if calls else "stop"
-    chunks.append(
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": _usage()}
-    )
+    chunks.append((None, {**chunk({}, finish), "usage": _usage()}))
     return chunks

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models import BaseChatModel
 
+from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventSink, discard
+from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.safety.judge import Judge
 from browser_copilot.safety.urls import UrlPolicy
 
@@ -52,6 +54,10 @@ class AgentContext:
     """The isolated judge of ambiguous targets; without a model it fails closed (the user is asked)."""
     pacing: Pacing = field(default_factory=Pacing)
     """Human pacing of the model's actions (PACING); `auto` is resolved per call by the browser."""
+    extras: ExtraServers = field(default_factory=ExtraServers)
+    """Extra MCP servers (MCP_SERVERS_FILE, F60): their ready tools join the model's tools."""
+    memory: MemoryBook | None = None
+    """Long-term memory of the user's facts (`agent.memory.open_memory`); None: memory is off."""
 
     def with_events(self, events: EventSink) -> AgentContext:
         return replace(self, events=events)

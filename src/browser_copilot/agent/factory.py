@@ -7,10 +7,12 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from browser_copilot.agent.context import AgentContext, Limits
+from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import EventSink, discard
+from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.safety.judge import Judge
 from browser_copilot.safety.urls import UrlPolicy
 
@@ -18,7 +20,13 @@ SESSIONS_DB = "sessions.sqlite"
 
 
 def make_context(
-    settings: Settings, *, llm: BaseChatModel, browser: BrowserSession, events: EventSink = discard
+    settings: Settings,
+    *,
+    llm: BaseChatModel,
+    browser: BrowserSession,
+    events: EventSink = discard,
+    memory: MemoryBook | None = None,
+    extras: ExtraServers | None = None,
 ) -> AgentContext:
     return AgentContext(
         llm=llm,
@@ -33,6 +41,8 @@ def make_context(
             actions_per_minute=settings.pacing_actions_per_minute,
             same_site_gap_ms=settings.pacing_same_site_gap_ms,
         ),
+        memory=memory,
+        extras=extras if extras is not None else ExtraServers(),
     )
 
 

@@ -24,6 +24,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.graph import build_graph
 from browser_copilot.agent.locks import SessionLocks, locks_for
+from browser_copilot.agent.memory import request_memories, withhold_secrets
 from browser_copilot.agent.state import AgentState, StopReason, new_request
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
@@ -93,11 +94,13 @@ class AgentRunner:
             return await self._send(text, mode)
 
     async def _send(self, text: str, mode: str | None) -> TurnOutcome:
+        text = withhold_secrets(text, self.context.events)
         if await self.pending() is not None:
             return await self._run(Command(resume=text), resumed=True)
         previous = await self.values()
         await self._return_to_tab(previous)
         update = new_request(text, previous)
+        update |= await request_memories(self.context.memory, text, self.context.events)
         if mode is not None:
             update["mode"] = mode
         return await self._run(update)

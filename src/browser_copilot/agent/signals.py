@@ -64,6 +64,11 @@ def _short(text: str, limit: int) -> str:
     return f"{cut}… [cut: {left:,} more characters; return less, or a part of it]"
 
 
+def cut(text: str, limit: int = 4000) -> str:
+    """`text` within the tool-result budget; a cut says how much is left (other tools' results)."""
+    return _short(text, limit)
+
+
 def result_text(result: CodeResult, *, limit: int = 4000) -> str:
     """The tool message for a code call: the returned value or the error, compactly."""
     if not result.ok:

@@ -80,6 +80,16 @@ class ObservationState(TypedDict):
     """Error texts shown next to form fields."""
 
 
+class MemoryNote(TypedDict):
+    """A long-term memory shown to the model for this request (see `agent.memory`)."""
+
+    n: int
+    """Its number in `/memory`'s list."""
+    key: str
+    fact: str
+    saved: str
+
+
 class PendingAction(TypedDict, total=False):
     id: str
     """The tool call id this is about."""
@@ -146,6 +156,10 @@ class AgentState(TypedDict, total=False):
     seen_numbers: list[str]
     """Figures seen in this request's observations (evidence for quality_evaluator)."""
     stop_reason: StopReason | None
+    memories: list[MemoryNote] | None
+    """Long-term memories found when the request started, for its system prompt (None: memory is off)."""
+    memories_total: int
+    """How many are kept in all (more than `memories` when only the best matches are shown)."""
 
 
 MINIMAL_PROMPT_AFTER = 25

@@ -21,6 +21,7 @@ from typing import Any, cast
 import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -100,8 +101,8 @@ async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
 
 
 async def ensure_schema(url: str) -> None:
-    """LangGraph's checkpoint tables (`setup()`) and the session table, once per process and database;
-    an advisory lock keeps processes starting together from running the migrations twice."""
+    """LangGraph's checkpoint and store tables (`setup()`) and the session table, once per process and
+    database; an advisory lock keeps processes starting together from running the migrations twice."""
     if url in _ready:
         return
     conn = await _connect(url, prepare_threshold=0, row_factory=dict_row)
@@ -122,6 +123,8 @@ async def ensure_schema(url: str) -> None:
             await asyncio.sleep(0.1)
         try:
             await AsyncPostgresSaver(cast("psycopg.AsyncConnection[DictRow]", conn)).setup()
+            # The long-term memory's store (`agent.memory`): its migrations build an index CONCURRENTLY too.
+            await AsyncPostgresStore(cast("psycopg.AsyncConnection[DictRow]", conn)).setup()
             await conn.execute(_CREATE_SESSIONS.format(time="TIMESTAMPTZ"))
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, ValidationError
 
+from browser_copilot.agent.memory_tools import MEMORY_TOOLS
 from browser_copilot.agent.state import FINAL_PLAN_ITEM, Fact, Progress
 
 
@@ -100,6 +101,7 @@ TOOLS: list[type[BaseModel]] = [
     handle_dialog,
     switch_tab,
     upload_file,
+    *MEMORY_TOOLS,
 ]
 TOOL_NAMES = {tool.__name__ for tool in TOOLS}
 BROWSER_TOOLS = {"browser_run_code", "observe_page", "handle_dialog", "switch_tab", "upload_file"}

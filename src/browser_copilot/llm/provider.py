@@ -134,4 +134,5 @@ def build_chat_model(settings: Settings, endpoint: LlmEndpoint) -> ChatOpenAI:
         temperature=settings.llm_temperature,
         timeout=settings.llm_timeout,
         max_retries=3,
+        stream_usage=True,  # the agent streams its replies (F62) and still counts tokens
     )

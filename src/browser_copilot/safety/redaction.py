@@ -1,13 +1,18 @@
 """One redaction function for every sink (F47): logs, event stream, step events, error snapshots.
 
 Masks passwords and secret values given to it, Luhn-valid card numbers, IBANs, OTP codes, API keys
-and JWTs, e-mail addresses and phone numbers."""
+and JWTs, e-mail addresses and phone numbers.
+
+`find_secrets` / `mask_secrets` are the narrower detector for what the user writes (the chat) and what the
+agent would remember: only secrets (passwords, one-time codes, card numbers, CVV, IBANs, keys and tokens),
+never the user's ordinary details (name, address, e-mail, phone), which the agent may use."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 _JWT = re.compile(r"\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}\b")
 _API_KEY = re.compile(
@@ -57,6 +62,7 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= 3:
             text = text.replace(secret, "<secret>")
+    text = _replace(text, [s for s in _passwords(text) if s.kind == "password"], lambda _: "<secret>")
     text = _JWT.sub("<token>", text)
     text = _API_KEY.sub("<api-key>", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}<secret>", text)
@@ -76,3 +82,126 @@ def redact_data(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact_data(v) for v in value]
     return value
+
+
+# ----- secrets in what the user writes or the agent would remember ----------------------------------
+
+SecretKind = Literal["password", "one-time code", "card number", "CVV", "IBAN", "API key or token"]
+WITHHELD = "withheld]"
+"""The end of every mask `mask_secrets` puts in: `[password withheld]`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    kind: SecretKind
+    start: int
+    end: int
+
+
+_PASSWORD_WORD = (
+    r"pass(?:word|wd|code|phrase)|pwd|pin(?:[- ]?code)?|парол[ьяе]|пин(?:-?код)?|passwort|contraseña|"
+    r"mot de passe|senha|hasło|wachtwoord|kennwort"
+)
+_TOKEN_WORD = (
+    r"api[ _-]?key|secret[ _-]?key|access[ _-]?key|client[ _-]?secret|(?:access|auth|api|bearer|refresh)?"
+    r"[ _-]?token|bearer"
+)
+_SEPARATOR = r"\s*(?:[:=]|—|–|\bis\b|\bwas\b|\bit's\b|\bэто\b|\b(?:будет|был)\b)\s*"
+_VALUE = (
+    r"(?:(?P<q>[\"'«“‘`])(?P<quoted>[^\"'»”’`\n]{1,100})[\"'»”’`]"
+    r"|(?P<value>[^\s\"'«»“”‘’`,;]{3,}))"
+)
+_FOR = r"(?:\s+(?:for|of|on|at|to|для|от|на)\s+[\w.@-]{2,40})?"
+_PASSWORD_VALUE = re.compile(
+    rf"(?i)(?<![\w-])(?P<word>{_PASSWORD_WORD}|{_TOKEN_WORD})(?![\w-]){_FOR}(?P<sep>{_SEPARATOR}|\s+){_VALUE}"
+)
+_CODE_VALUE = re.compile(
+    r"(?i)(?<![\w-])(?:(?P<pre>[^\W\d_]+)[ -])?(?P<word>one[- ]time (?:pass)?code|otp|totp|2fa|mfa|sms|"
+    r"(?:verification|security|confirmation|login|sign[- ]in|access|auth(?:entication)?)?[ -]?code|"
+    r"код(?: подтверждения| из смс)?)(?![\w-])(?P<gap>[^\d\n]{0,20})"
+    r"(?P<value>(?<!\d)\d{4,8})(?![\d.,/-]\d)(?!\d)"
+)
+_CVV_VALUE = re.compile(
+    r"(?i)\b(?:cvv2?|cvc2?|csc|card (?:security|verification) (?:code|value|number))\b[^\d\n]{0,15}"
+    r"(?P<value>(?<!\d)\d{3,4})(?!\d)"
+)
+# Words before "code" that make it an ordinary number, not a one-time code.
+_ORDINARY_CODE_WORDS = """zip postal post postcode area country promo discount coupon voucher gift product
+order booking tracking reference error status http tax sort bank iata airport dialling dialing phone colour
+color source building qr bar barcode style dress"""
+_ORDINARY_CODES = frozenset(_ORDINARY_CODE_WORDS.split())
+# Words after "password is" that say something about it, not what it is.
+_NOT_VALUE_WORDS = """stored saved kept in the a an not never same different changed wrong correct required
+needed expired too very weak strong secret private known set empty blank forgotten lost on at my your there
+here below above reset manager field protected hidden managed long short case sensitive ok fine"""
+_NOT_VALUES = frozenset(_NOT_VALUE_WORDS.split())
+
+
+def _passwords(text: str) -> list[Secret]:
+    found: list[Secret] = []
+    for match in _PASSWORD_VALUE.finditer(text):
+        if match.group("quoted") is not None:
+            start, end = match.span("quoted")
+        else:
+            value = match.group("value").rstrip(".!?)]:")
+            start = match.start("value")
+            end = start + len(value)
+            plain = not match.group("sep").strip()
+            if len(value) < 3 or value.lower() in _NOT_VALUES:
+                continue
+            if plain and not re.search(r"[^\W_]*[\d\W_]", value):
+                continue  # "password manager", "token expired": no value, only a word
+        word = match.group("word").lower()
+        kind: SecretKind = "password" if re.match(_PASSWORD_WORD, word) else "API key or token"
+        if kind == "API key or token" and end - start < 8:
+            continue
+        found.append(Secret(kind, start, end))
+    return found
+
+
+def _iban_ok(text: str) -> bool:
+    compact = re.sub(r"\s", "", text)
+    if not 15 <= len(compact) <= 34:
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def find_secrets(text: str) -> list[Secret]:
+    """Secrets in `text`, by where they are: a password or key with its value ("my password is x"),
+    a one-time code, a CVV, a Luhn-valid card number, a valid IBAN, an API key or a JWT. Ordinary
+    numbers (a zip code, an order number, a price, a date) and personal details are not secrets."""
+    found = _passwords(text)
+    for match in _CODE_VALUE.finditer(text):
+        word = match.group("word").lower().strip(" -")
+        if word == "code" and (match.group("pre") or "").lower() in _ORDINARY_CODES:
+            continue
+        if word == "code" and not re.fullmatch(r"(?i)\s*(?:is|was|[:=—–])\s*", match.group("gap")):
+            continue  # "item code 1234" is as likely a product as a code: only "the code is 1234"
+        found.append(Secret("one-time code", *match.span("value")))
+    found += [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        before = text[match.start() - 1] if match.start() else ""
+        if before != "+" and 13 <= len(digits) <= 19 and luhn_ok(digits):
+            found.append(Secret("card number", *match.span()))
+    found += [Secret("IBAN", *m.span()) for m in _IBAN.finditer(text) if _iban_ok(m.group(0))]
+    found += [Secret("API key or token", *m.span()) for m in (*_API_KEY.finditer(text), *_JWT.finditer(text))]
+    kept: list[Secret] = []
+    for secret in sorted(found, key=lambda s: (s.start, -s.end)):
+        if not kept or secret.start >= kept[-1].end:
+            kept.append(secret)
+    return kept
+
+
+def _replace(text: str, found: list[Secret], mask: Callable[[Secret], str]) -> str:
+    for secret in sorted(found, key=lambda s: s.start, reverse=True):
+        text = text[: secret.start] + mask(secret) + text[secret.end :]
+    return text
+
+
+def mask_secrets(text: str) -> tuple[str, list[SecretKind]]:
+    """`text` with each secret replaced by `[KIND withheld]`, and the kinds found (in order, once each)."""
+    found = find_secrets(text)
+    kinds = list(dict.fromkeys(s.kind for s in found))
+    return _replace(text, found, lambda s: f"[{s.kind} {WITHHELD}"), kinds

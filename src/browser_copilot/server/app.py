@@ -26,7 +26,9 @@ from browser_copilot.agent.runner import new_session_id
 from browser_copilot.config import Settings
 from browser_copilot.server.auth import ORIGINS, TOKEN, cookie_name, gate, own_origins
 from browser_copilot.server.hub import VERSION, dumps, outgoing
+from browser_copilot.server.memory import memory_reply
 from browser_copilot.server.sessions import Session, SessionManager
+from browser_copilot.server.tools import tools_reply
 
 MAX_MESSAGE = 64 * 1024
 """A WebSocket message above this is refused (`too_large`); the connection stays open."""
@@ -177,6 +179,10 @@ async def _handle(manager: SessionManager, session: Session, data: str) -> str |
     if session.busy:
         return _error("busy", "a run of this session is active: wait for its answer, or cancel it")
     command = text.split(" ", 1)[0] if text.startswith("/") else ""
+    if command in ("/memory", "/forget"):  # the long-term memory, as in the terminal
+        return dumps(outgoing(await memory_reply(manager.memory, command, text)))
+    if command == "/tools":  # the tools the agent can use (built-in, extra MCP servers), as in the terminal
+        return dumps(outgoing(await tools_reply(manager.extras)))
     if command in ("/chat", "/exit"):
         mode = "chat" if command == "/chat" else "command"
         await manager.set_mode(session, mode)
@@ -187,7 +193,10 @@ async def _handle(manager: SessionManager, session: Session, data: str) -> str |
         if pending is None or pending.get("kind") != "confirm":
             return _error("nothing_pending", f"nothing is waiting for a {command}")
     elif command:
-        return _error("unknown_command", f"{command}: the commands are /yes, /no, /chat and /exit")
+        return _error(
+            "unknown_command",
+            f"{command}: the commands are /yes, /no, /chat, /exit, /memory, /forget N and /tools",
+        )
     manager.start(session, text)
     return None
 
@@ -283,8 +292,10 @@ class Server:
 
 async def serve(settings: Settings, *, host: str, port: int, allow_remote: bool) -> int:
     """`main.py serve`: the agent behind the HTTP server until Ctrl+C or SIGTERM."""
+    from browser_copilot.agent.memory import open_memory
     from browser_copilot.agent.storage import open_checkpointer
     from browser_copilot.browser.session import BrowserSession
+    from browser_copilot.extras.servers import ExtraServers
     from browser_copilot.llm.provider import HOW_TO_CONFIGURE, build_chat_model, resolve_llm
 
     if host != "127.0.0.1" and not allow_remote:
@@ -306,9 +317,19 @@ async def serve(settings: Settings, *, host: str, port: int, allow_remote: bool)
     def notice(text: str) -> None:
         sys.stderr.write(text + "\n")
 
-    async with BrowserSession(settings, notice=notice) as browser, open_checkpointer(settings) as saver:
+    async with (
+        BrowserSession(settings, notice=notice) as browser,
+        open_checkpointer(settings) as saver,
+        open_memory(settings) as memory,
+        ExtraServers.from_settings(settings, notice=notice) as extras,
+    ):
         manager = SessionManager(
-            settings, browser=browser, llm=build_chat_model(settings, endpoint), checkpointer=saver
+            settings,
+            browser=browser,
+            llm=build_chat_model(settings, endpoint),
+            checkpointer=saver,
+            memory=memory,
+            extras=extras,
         )
         server = Server(manager)
         url = await server.start(host, port)

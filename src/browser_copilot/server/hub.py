@@ -17,9 +17,20 @@ from browser_copilot.safety.redaction import redact_data
 
 VERSION = 1
 SSE_KINDS = frozenset(
-    {"observation", "tool_call", "tool_result", "policy_request", "policy_result", "error", "final", "status"}
+    {
+        "observation",
+        "tool_call",
+        "tool_result",
+        "policy_request",
+        "policy_result",
+        "error",
+        "final",
+        "answer_stream",
+        "status",
+    }
 )
-"""The seed's watching kinds (plus `status`); other agent events stay in the terminal and the logs."""
+"""The seed's watching kinds (plus `status` and the streaming answer, F62); other agent events stay in
+the terminal and the logs."""
 _ENVELOPE = frozenset({"v", "kind", "session", "id", "at", "state", "queued", "mode", "pending_kind"})
 
 

@@ -21,12 +21,14 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from browser_copilot.agent.factory import make_context
+from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.agent.runner import AgentRunner, Graph, TurnOutcome, compile_graph
 from browser_copilot.agent.storage import list_sessions, remember_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
 from browser_copilot.events import fan_out
+from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.logs import StepEventLog
 from browser_copilot.server.hub import Hub
 
@@ -70,8 +72,12 @@ class SessionManager:
         llm: BaseChatModel,
         checkpointer: BaseCheckpointSaver[Any],
         buffer: int = 5000,
+        memory: MemoryBook | None = None,
+        extras: ExtraServers | None = None,
     ) -> None:
         self.settings = settings
+        self.extras = extras if extras is not None else ExtraServers()
+        self.memory = memory
         settings.logs_dir.mkdir(parents=True, exist_ok=True)
         self.browser = browser
         self.llm = llm
@@ -93,7 +99,14 @@ class SessionManager:
             return found
         hub = Hub(session_id, size=self.buffer)
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session_id)
-        context = make_context(self.settings, llm=self.llm, browser=self.browser, events=fan_out(hub, log))
+        context = make_context(
+            self.settings,
+            llm=self.llm,
+            browser=self.browser,
+            events=fan_out(hub, log),
+            memory=self.memory,
+            extras=self.extras,
+        )
         found = Session(session_id, AgentRunner(self.graph, context, session_id=session_id), hub)
         self.sessions[session_id] = found
         return found

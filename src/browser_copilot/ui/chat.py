@@ -16,22 +16,28 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.markup import escape
 from rich.panel import Panel
 
 from browser_copilot import __version__
 from browser_copilot.agent.factory import make_context
+from browser_copilot.agent.memory import open_memory
 from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
 from browser_copilot.agent.storage import last_session, open_checkpointer, remember_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, McpError, SessionBusy
 from browser_copilot.events import EventSink, fan_out
+from browser_copilot.extras.budget import schema_tokens
+from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
 from browser_copilot.logs import StepEventLog, save_snapshot
 from browser_copilot.metrics import Metrics
 from browser_copilot.ui.lines import LineReader
+from browser_copilot.ui.memory import memory_command
 from browser_copilot.ui.render import EventPrinter, render_outcome, render_plan, render_status
+from browser_copilot.ui.tools_view import render_tools
 
 PROMPT = "› "
 HELP = """Commands (command mode is the default; in chat mode every other line goes to the agent):
@@ -40,6 +46,8 @@ HELP = """Commands (command mode is the default; in chat mode every other line g
   /yes  /no        answer a pending confirmation
   /plan            the working state: goal, plan, progress, facts
   /tabs            the browser's open tabs
+  /tools           the tools the agent can use (built-in, extra MCP servers: read-only or asks first)
+  /memory          what the agent remembers about you   /forget N   remove one (/forget all)
   /status          session, steps, tokens, errors, browser, model
   /new             start a fresh session           /help   this list
   /quit            leave (Ctrl+D too; Ctrl+C cancels a running task, or leaves at the prompt)
@@ -55,6 +63,7 @@ class ChatApp:
         self.printer = EventPrinter(console, limit=settings.max_tool_steps)
         self.runner: AgentRunner | None = None
         self.browser: BrowserSession | None = None
+        self.extras = ExtraServers()
         self.llm: LlmEndpoint | None = None
         self.turn: asyncio.Task[TurnOutcome] | None = None
 
@@ -69,12 +78,14 @@ class ChatApp:
         if self.llm is None:
             yield None
             return
-        async with open_checkpointer(self.settings) as saver:
+        async with open_checkpointer(self.settings) as saver, open_memory(self.settings) as memory:
             context = make_context(
                 self.settings,
                 llm=build_chat_model(self.settings, self.llm),
                 browser=browser,
                 events=self.sink(session),
+                extras=self.extras,
+                memory=memory,
             )
             yield AgentRunner(compile_graph(saver), context, session_id=session)
 
@@ -116,6 +127,8 @@ class ChatApp:
             await browser.open()
         self.browser = browser
         try:
+            self.extras = ExtraServers.from_settings(self.settings, notice=self.notice)
+            await self.extras.start()
             self.llm = await asyncio.to_thread(resolve_llm, self.settings)
             async with self.agent(browser, session_id) as runner:
                 self.runner = runner
@@ -132,6 +145,7 @@ class ChatApp:
                     finally:
                         reader.save_history()
         finally:
+            await self.extras.close()
             await browser.close()
         self.console.print("[muted]Bye.[/muted]")
         return 0
@@ -206,8 +220,13 @@ class ChatApp:
             await self.ask(rest.strip())
         elif command == "/help":
             self.console.print(HELP, markup=False)
+        elif command in ("/memory", "/forget"):
+            book = self.runner.context.memory if self.runner else None
+            await memory_command(self.console, book, command, rest)
         elif command == "/tabs":
             await self.show_tabs()
+        elif command == "/tools":
+            render_tools(self.console, self.extras, await asyncio.to_thread(schema_tokens, self.extras))
         elif command == "/plan":
             render_plan(self.console, await self.runner.values() if self.runner else {})
         elif command == "/status":
@@ -245,6 +264,8 @@ class ChatApp:
         except asyncio.CancelledError:
             if asyncio.current_task() is not None and asyncio.current_task().cancelling():  # type: ignore[union-attr]
                 raise
+            if self.printer.streamed:
+                self.console.print(Markdown(self.printer.streamed), style="muted")
             self.console.print(
                 "[warn]Cancelled.[/warn] The browser and the session are intact; "
                 "a new message continues the same goal."
@@ -285,6 +306,9 @@ class ChatApp:
                 base64.b64decode(str(result.value["png"])),
             )
             self.console.print(f"[muted]Error snapshot: {shot} and {page}[/muted]")
+
+    def notice(self, text: str) -> None:
+        self.console.print(f"[notice]{escape(text)}[/notice]")
 
     async def show_tabs(self) -> None:
         assert self.browser is not None

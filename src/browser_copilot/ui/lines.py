@@ -12,12 +12,24 @@ import sys
 import threading
 from pathlib import Path
 
+from browser_copilot.safety.redaction import find_secrets
+
 try:
     import readline
 except ImportError:  # Windows without pyreadline: no editing, still works
     readline = None  # type: ignore[assignment]
 
 HISTORY_LENGTH = 1000
+
+
+def _drop_from_history(count: int) -> None:
+    """Take the last `count` lines out of readline's history."""
+    if readline is None:
+        return
+    for _ in range(count):
+        length = readline.get_current_history_length()
+        if length:
+            readline.remove_history_item(length - 1)
 
 
 class LineReader:
@@ -56,6 +68,8 @@ class LineReader:
             except (EOFError, OSError):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
                 return
+            if self.interactive and find_secrets("\n".join(parts)):
+                _drop_from_history(len(parts))  # a password typed here never reaches the history file
             self._loop.call_soon_threadsafe(self._queue.put_nowait, "\n".join(parts))
 
     async def read(self) -> str | None:

@@ -4,6 +4,7 @@ confirmations and hand-overs are read from stdin when asked; the exit code tells
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 
@@ -11,11 +12,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from browser_copilot.agent.factory import make_context
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
+from browser_copilot.agent.memory import open_memory
+from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
 from browser_copilot.agent.storage import open_checkpointer, remember_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import fan_out
+from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, build_chat_model, resolve_llm
 from browser_copilot.logs import StepEventLog
 from browser_copilot.ui.render import EventPrinter, render_outcome
@@ -43,13 +46,26 @@ async def run_once(settings: Settings, console: Console, task: str, *, session: 
     async with (
         BrowserSession(settings, notice=lambda t: console.print(f"[notice]{escape(t)}[/notice]")) as browser,
         open_checkpointer(settings) as saver,
+        open_memory(settings) as memory,
+        ExtraServers.from_settings(
+            settings, notice=lambda t: console.print(f"[notice]{escape(t)}[/notice]")
+        ) as extras,
     ):
         events = fan_out(printer, StepEventLog(settings.logs_dir / "steps.jsonl", session_id))
-        context = make_context(settings, llm=build_chat_model(settings, llm), browser=browser, events=events)
+        model = build_chat_model(settings, llm)
+        context = make_context(
+            settings, llm=model, browser=browser, events=events, memory=memory, extras=extras
+        )
         runner = AgentRunner(compile_graph(saver), context, session_id=session_id)
         started = time.monotonic()
         printer.start(started)
-        outcome = await runner.send(task)
+
+        async def send(text: str) -> TurnOutcome:
+            # In a terminal the answer streams in a live region; piped output gets the final text only.
+            with printer.live() if console.is_terminal else contextlib.nullcontext():
+                return await runner.send(text)
+
+        outcome = await send(task)
         while outcome.interrupt is not None:
             render_outcome(console, outcome)
             console.print("[prompt]answer › [/prompt]", end="")
@@ -60,7 +76,7 @@ async def run_once(settings: Settings, console: Console, task: str, *, session: 
                     f"Resume with --session {session_id}."
                 )
                 return EXIT_CODES[outcome.stop_reason]
-            outcome = await runner.send(answer.strip())
+            outcome = await send(answer.strip())
         await remember_session(settings, session_id, goal=outcome.values.get("current_goal") or None)
         render_outcome(console, outcome, seconds=time.monotonic() - started)
         return EXIT_CODES.get(outcome.stop_reason, 1)

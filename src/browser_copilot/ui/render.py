@@ -9,12 +9,14 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.panel import Panel
-from rich.status import Status
+from rich.spinner import Spinner
 from rich.table import Table
+from rich.text import Text
 
 from browser_copilot.agent.runner import TurnOutcome
 from browser_copilot.browser.session import BrowserSession
@@ -45,7 +47,9 @@ def _preview(args: dict[str, Any], width: int = 90) -> str:
 
 
 class EventPrinter:
-    """An event sink: one compact line per step, a live status line while the agent works."""
+    """An event sink: one compact line per step; while the agent works, a live region at the bottom with
+    the status line and the model's answer as it streams (F62). The region is transient: when the turn
+    ends, `render_outcome` prints the final answer in its place."""
 
     def __init__(self, console: Console, *, limit: int = 10) -> None:
         self.console = console
@@ -53,36 +57,62 @@ class EventPrinter:
         self.step = 0
         self.node = "starting"
         self.started = time.monotonic()
-        self._status: Status | None = None
+        self.streamed = ""
+        """The text of the reply streaming now (kept after a cancel, so it can be shown)."""
+        self._live: Live | None = None
+        self._spinner = Spinner("dots")
 
     def start(self, started: float) -> None:
         self.started = started
         self.step = 0
         self.node = "starting"
+        self.streamed = ""
 
     def status_text(self) -> str:
         elapsed = time.monotonic() - self.started
         return f"[muted]{self.node} · step {self.step}/{self.limit} · {elapsed:.0f}s[/muted]"
 
+    def __rich__(self) -> Group:
+        """The live region: the streaming answer's last lines, then the status line."""
+        self._spinner.update(text=Text.from_markup(self.status_text()))
+        if not self.streamed:
+            return Group(self._spinner)
+        room = max(3, self.console.height - 4)
+        lines = self.streamed.splitlines()
+        tail = "\n".join(lines[-room:])
+        return Group(Markdown(tail), self._spinner)
+
     @contextlib.contextmanager
     def live(self) -> Iterator[None]:
-        with self.console.status(self.status_text(), spinner="dots") as status:
-            self._status = status
+        with Live(self, console=self.console, transient=True, refresh_per_second=10) as live:
+            self._live = live
             try:
                 yield
             finally:
-                self._status = None
+                self._live = None
 
     def _refresh(self) -> None:
-        if self._status is not None:
-            self._status.update(self.status_text())
+        if self._live is not None:
+            self._live.refresh()
+
+    def _stream(self, data: dict[str, Any]) -> None:
+        self.streamed = str(data.get("text", ""))
+        if data.get("done") and data.get("tool_calls"):
+            # The model wrote a note on its way to a tool call: keep it as a step line, not as the answer.
+            note = " ".join(self.streamed.split())
+            if note:
+                self.console.print(f"    [muted]… {escape(note[:200])}[/muted]")
+            self.streamed = ""
 
     def __call__(self, event: Event) -> None:
         data = redact_data(event.data)
         kind = event.kind
-        if kind == "node":
+        if kind == "answer_stream":
+            self._stream(data)
+        elif kind == "node":
             self.node = str(data.get("node", ""))
         elif kind == "tool_call":
+            self.streamed = ""
             self.step = int(data.get("step", self.step + 1))
             tool = str(data["tool"])
             number = f"{self.step:>3}" if data.get("counted", True) else "  ·"
@@ -151,6 +181,7 @@ def confirmation_card(payload: dict[str, Any]) -> Panel:
         ("page", "page"),
         ("amount", "amount"),
         ("items", "count"),
+        ("arguments", "arguments"),  # an extra MCP server's tool call (masked)
         ("why", "reason"),
     ):
         if card.get(key):

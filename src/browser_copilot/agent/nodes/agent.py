@@ -12,6 +12,9 @@ from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import dangling_fixes, feedback, observation_message
+from browser_copilot.agent.extra_calls import bound_tools, tool_names
+from browser_copilot.agent.memory import prompt_block
+from browser_copilot.agent.memory_tools import withhold_in_calls
 from browser_copilot.agent.prompts import (
     SYSTEM_PROMPT,
     SYSTEM_PROMPT_COMPLEX,
@@ -20,8 +23,8 @@ from browser_copilot.agent.prompts import (
     render,
 )
 from browser_copilot.agent.state import AgentState
+from browser_copilot.agent.streaming import AnswerStream, complete
 from browser_copilot.agent.textual import parse_textual_calls
-from browser_copilot.agent.tools import TOOL_NAMES, TOOLS
 from browser_copilot.events import Event
 
 Next = Literal[
@@ -35,6 +38,9 @@ def system_prompt(state: AgentState, ctx: AgentContext) -> str:
     kind = state.get("prompt_kind") or "full"
     base = {"minimal": SYSTEM_PROMPT_MINIMAL, "simple": SYSTEM_PROMPT}.get(kind, SYSTEM_PROMPT_COMPLEX)
     parts = [render(base, max_steps=ctx.limits.max_tool_steps)]
+    memories = state.get("memories")
+    if memories is not None:  # found when the request started: fixed for the request too
+        parts.append(prompt_block(memories, state.get("memories_total")))
     if state.get("summary"):
         parts.append(f"Summary of the earlier conversation:\n{state['summary']}")
     return "\n\n".join(parts)
@@ -93,7 +99,9 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
         observation_message(observation, working_state(state, ctx)),
     ]
     try:
-        response = await ctx.llm.bind_tools(TOOLS).ainvoke(prompt)
+        # Streamed (F62): the text reaches the user as it is written; tool calls only once complete.
+        stream = AnswerStream(ctx.events, call=state.get("llm_calls", 0) + 1)
+        response = await complete(ctx.llm, bound_tools(ctx), prompt, stream)
     except openai.APIError as exc:
         ctx.events(Event("error", {"kind": "llm", "message": str(exc)}))
         return Command(
@@ -104,7 +112,6 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
             },
             goto="progress_reporter",
         )
-    assert isinstance(response, AIMessage)
     usage = response.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     ctx.events(
         Event(
@@ -119,7 +126,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
     update: dict[str, object] = {"llm_calls": calls}
 
     if not response.tool_calls:
-        parsed = parse_textual_calls(str(response.content or ""), TOOL_NAMES)
+        parsed = parse_textual_calls(str(response.content or ""), tool_names(ctx))
         if parsed is not None and parsed.error is not None:
             invalid = state.get("invalid_actions", 0) + 1
             note = feedback(
@@ -134,6 +141,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
             return Command(update=update, goto="agent")
         if parsed is not None:
             response = AIMessage(content="", tool_calls=parsed.calls, id=response.id)
+    response = withhold_in_calls(response)  # a secret in a memory call is never kept (F47, F63)
     update["messages"] = [*fixes, response]
     if response.tool_calls:
         return Command(update=update, goto="critical_action_validator")

@@ -18,6 +18,7 @@ from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import pending_calls, tool_message
+from browser_copilot.agent.extra_calls import check_extra_call
 from browser_copilot.agent.state import AgentState, PendingAction
 from browser_copilot.agent.tools import BROWSER_TOOLS
 from browser_copilot.events import Event
@@ -226,6 +227,8 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
             pending = vet_code(str(call["args"].get("code", "")))  # the pre-flight runs with the code
         elif call["name"] == "handle_dialog":
             pending = await _check_dialog(state, call, ctx)
+        elif ctx.extras.owns(call["name"]):  # an extra MCP server's tool: read-only, or the user confirms
+            pending = check_extra_call(state, call, ctx)
         if isinstance(pending, str):
             refusals.append(tool_message(call, pending, error=True))
             ctx.events(Event("policy_result", {"approved": False, "refused": pending[:200]}))

@@ -25,6 +25,8 @@ from browser_copilot.agent.conversation import (
     to_state,
     tool_message,
 )
+from browser_copilot.agent.extra_calls import run_extra_call
+from browser_copilot.agent.memory_tools import MEMORY_TOOLS, run_memory_tool
 from browser_copilot.agent.nodes.critical_action_validator import (
     SECRET_REFUSAL,
     card,
@@ -258,11 +260,19 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
 
 async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
     name = call["name"]
+    if ctx.extras.owns(name):  # an extra MCP server's tool (F60): not a browser step
+        extra = await run_extra_call(ctx, run.state, call, step=run.steps)
+        run.pending = extra.pending or run.pending
+        run.invalid += extra.invalid
+        run.total += extra.ran
+        return extra.message
     try:
         args = parse_args(name, call["args"])
     except ToolArgsError as exc:
         run.invalid += 1
         return tool_message(call, str(exc), error=True)
+    if isinstance(args, MEMORY_TOOLS):  # emits its own events: a refused secret is never shown
+        return await run_memory_tool(run.state, ctx, call, args, step=run.steps)
     if name in BROWSER_TOOLS:
         run.steps += 1
         run.total += 1

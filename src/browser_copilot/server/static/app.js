@@ -321,11 +321,35 @@
   // WebSocket `agent_message`. The chat shows it once.
   function answer(text, stopReason) {
     const body = str(text).trim() || '(no answer)';
+    dropStream();
     if (app.lastAnswer === body) return;
     app.lastAnswer = body;
     const reason = str(stopReason || 'answered').replace(/[^a-z_]/g, '');
     const item = addMessage('agent', markdown(body), reason === 'answered' ? 'final' : `final stop-${reason}`);
     if (reason !== 'answered') item.querySelector('.who').textContent = `Agent · ${reason.replace(/_/g, ' ')}`;
+  }
+
+  // The reply as the model writes it (SSE `answer_stream`: the whole text so far). One bubble, replaced
+  // by the answer; a note on the way to a tool call becomes a step.
+  function streamAnswer(d) {
+    const text = str(d.text);
+    if (d.done && d.tool_calls) {
+      dropStream();
+      if (text.trim()) addStep('answer_stream', 'note', '…', text.replace(/\s+/g, ' ').slice(0, 240));
+      return;
+    }
+    if (!text.trim()) return;
+    if (!app.streaming || !app.streaming.isConnected) {
+      app.streaming = addMessage('agent', el('div', { class: 'stream-body' }), 'streaming');
+    }
+    const body = app.streaming.querySelector('.stream-body');
+    body.replaceChildren(markdown(text));
+    app.streaming.scrollIntoView({ block: 'end' });
+  }
+
+  function dropStream() {
+    if (app.streaming) app.streaming.remove();
+    app.streaming = null;
   }
 
   function send(text) {
@@ -348,6 +372,7 @@
     ['page', 'page'],
     ['amount', 'amount'],
     ['items', 'count'],
+    ['arguments', 'arguments'],
     ['why', 'reason'],
   ];
 
@@ -480,7 +505,7 @@
   }
 
   // ----- SSE: the steps -----
-  const STEP_KINDS = ['observation', 'tool_call', 'tool_result', 'policy_request', 'policy_result', 'error', 'final', 'plan', 'status'];
+  const STEP_KINDS = ['observation', 'tool_call', 'tool_result', 'policy_request', 'policy_result', 'error', 'final', 'answer_stream', 'plan', 'status'];
 
   function preview(args) {
     if (!args || typeof args !== 'object') return str(args);
@@ -537,6 +562,9 @@
         addStep(kind, 'final', '■', `Finished: ${str(d.stop_reason || 'answered').replace(/_/g, ' ')}`);
         refreshState();
         loadSessions().catch(() => {});
+        break;
+      case 'answer_stream':
+        streamAnswer(d);
         break;
       case 'plan':
         refreshState();

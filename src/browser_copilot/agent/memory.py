@@ -1,0 +1,304 @@
+"""Long-term memory (F63): facts about the user that they stated or confirmed, kept across sessions.
+
+The facts live in a LangGraph store — `AsyncSqliteStore` in `DATA_DIR/memory.sqlite` by default,
+`AsyncPostgresStore` in the `DATABASE_URL` database (its tables are set up with the checkpointer's, under the
+same advisory lock: `storage.ensure_schema`) — in one namespace, `("memories", "user")`: one user per data
+dir or database. Writes go through langmem's memory tool (`create_manage_memory_tool`, bound to the store),
+so each item is langmem's `{"content": ...}`; every write passes the secret filter first
+(`safety.redaction.find_secrets`): passwords, one-time codes, card numbers, CVV, IBANs, keys and tokens
+are refused, never stored and never logged.
+
+A request starts with `recall`: every fact when there are few (≤ `MAX_SHOWN`), else the ones sharing the
+most words with the request (the store has no embedding index). They go into the state and the system
+prompt of that request (`prompt_block`); `/memory` and `/forget N` list and remove them by number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import re
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import psycopg
+from langgraph.store.base import BaseStore, Item
+from langgraph.store.postgres.aio import AsyncPostgresStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+from langmem import create_manage_memory_tool
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+from pydantic import BaseModel
+
+from browser_copilot.agent.prompts import load, render
+from browser_copilot.agent.state import MemoryNote
+from browser_copilot.config import Settings
+from browser_copilot.errors import StorageError
+from browser_copilot.events import Event, EventSink
+from browser_copilot.safety.redaction import WITHHELD, find_secrets, mask_secrets
+
+MEMORY_DB = "memory.sqlite"
+NAMESPACE = ("memories", "user")
+MAX_SHOWN = 50
+"""Facts shown to the model per request: all of them up to this many, else the best matches."""
+MAX_KEPT = 500
+"""Facts kept in all; a new one beyond this is refused (the user can /forget old ones)."""
+MAX_FACT = 300
+STORE_ERRORS = (sqlite3.Error, psycopg.Error, OSError)
+"""What a broken store raises: the run goes on without memory, the user is told."""
+
+
+class MemoryRefused(ValueError):
+    """A fact that may not be kept; the message says why (and never repeats a secret)."""
+
+
+class UserFact(BaseModel):
+    """What langmem stores as the item's `content`."""
+
+    text: str
+    session: str | None = None
+    saved: str
+    """ISO time (microseconds): the order of the list, and the date `/memory` shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    n: int
+    """1-based place in the list, oldest first: what `/memory` shows and `/forget N` takes."""
+    key: str
+    fact: str
+    saved: datetime
+    """When it was first saved: its place in the list (a correction keeps the number)."""
+    updated: datetime
+    """When it was last written: the date `/memory` shows."""
+    session: str | None = None
+
+    def note(self) -> MemoryNote:
+        """As kept in the state (`AgentState.memories`)."""
+        return {"n": self.n, "key": self.key, "fact": self.fact, "saved": self.updated.date().isoformat()}
+
+
+def refusal(fact: str) -> str | None:
+    """Why `fact` may not be remembered, or None. Names the kind of secret, never its value."""
+    # A secret as written, or as the app withheld it (`[card number withheld]`: from the user's message,
+    # or from the model's call before it was kept, see `memory_tools.withhold_in_calls`).
+    found = [s.kind for s in find_secrets(fact)] + re.findall(rf"\[([^\[\]]+) {re.escape(WITHHELD)}", fact)
+    if not found:
+        return None
+    kinds = ", ".join(dict.fromkeys(found))
+    return (
+        f"it holds a secret ({kinds}). Passwords, one-time codes, card numbers, CVV, IBANs, keys and "
+        "tokens are never remembered"
+    )
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w{3,}", text.lower()) if not w.isdigit()}
+
+
+class MemoryBook:
+    """The user's facts in a LangGraph store; writes through langmem's memory tool."""
+
+    def __init__(self, store: BaseStore, *, namespace: tuple[str, ...] = NAMESPACE) -> None:
+        self.store = store
+        self.namespace = namespace
+        self._manage = create_manage_memory_tool(namespace, store=store, schema=UserFact)
+
+    async def all(self) -> list[Memory]:
+        """Every fact, oldest first, numbered."""
+        items = await self.store.asearch(self.namespace, limit=MAX_KEPT + 50)
+        facts = [fact for fact in map(_from_item, items) if fact is not None]
+        facts.sort(key=lambda m: (m.saved, m.key))
+        return [dataclasses.replace(m, n=n) for n, m in enumerate(facts, start=1)]
+
+    async def recall(self, request: str, *, limit: int = MAX_SHOWN) -> tuple[list[Memory], int]:
+        """The facts to show for `request`, in list order, and how many there are in all."""
+        facts = await self.all()
+        if len(facts) <= limit:
+            return facts, len(facts)
+        wanted = _words(request)
+        ranked = sorted(facts, key=lambda m: (len(wanted & _words(m.fact)), m.saved), reverse=True)
+        return sorted(ranked[:limit], key=lambda m: m.n), len(facts)
+
+    async def save(self, fact: str, *, session: str | None = None, replaces: Memory | None = None) -> Memory:
+        """Keep `fact` (or put it in the place of `replaces`); raises `MemoryRefused`."""
+        text = " ".join(fact.split())
+        if not text:
+            raise MemoryRefused("the fact is empty")
+        if len(text) > MAX_FACT:
+            raise MemoryRefused(f"the fact is over {MAX_FACT} characters: say it in one short sentence")
+        why = refusal(text)
+        if why is not None:
+            raise MemoryRefused(why)
+        known = await self.all()
+        same = next((m for m in known if m.fact.lower() == text.lower()), None)
+        if same is not None and replaces is None:
+            return same
+        if replaces is None and len(known) >= MAX_KEPT:
+            raise MemoryRefused(f"{MAX_KEPT} facts are kept already; the user can /forget old ones")
+        saved = replaces.saved if replaces is not None else datetime.now(UTC)
+        content = UserFact(text=text, session=session, saved=saved.isoformat()).model_dump()
+        if replaces is not None:
+            await self._manage.ainvoke({"content": content, "action": "update", "id": replaces.key})
+            key = replaces.key
+        else:
+            answer = str(await self._manage.ainvoke({"content": content, "action": "create"}))
+            key = answer.rsplit(" ", 1)[-1]
+        return next(m for m in await self.all() if m.key == key)
+
+    async def forget(self, memory: Memory) -> None:
+        await self._manage.ainvoke({"action": "delete", "id": memory.key})
+
+    async def forget_all(self) -> int:
+        facts = await self.all()
+        for memory in facts:
+            await self.forget(memory)
+        return len(facts)
+
+
+def _from_item(item: Item) -> Memory | None:
+    content = item.value.get("content")
+    if isinstance(content, str):  # written by another langmem tool with the default schema
+        content = {"text": content}
+    if not isinstance(content, dict) or not isinstance(content.get("text"), str):
+        return None
+    saved = _as_utc(item.created_at)
+    with contextlib.suppress(TypeError, ValueError):
+        saved = _as_utc(datetime.fromisoformat(str(content["saved"])))
+    session = content.get("session")
+    updated = _as_utc(item.updated_at)
+    return Memory(0, item.key, content["text"], saved, updated, session if isinstance(session, str) else None)
+
+
+def _as_utc(stamp: datetime) -> datetime:
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+
+
+# ----- what the model and the user see ---------------------------------------------------
+
+
+def prompt_block(memories: list[MemoryNote], total: int | None = None) -> str:
+    """The system prompt's part on memory: the facts found for this request, and when to save new ones."""
+    lines = "\n".join(f"{m['n']}. {m['fact']}" for m in memories) or "(nothing yet)"
+    total = len(memories) if total is None else total
+    if total > len(memories):
+        lines += f"\n({len(memories)} of {total} shown: the ones closest to this request.)"
+    return render(load("memories"), memories=lines)
+
+
+def listing(memories: list[Memory]) -> str:
+    """`/memory`: the facts, numbered, with the date each was saved."""
+    if not memories:
+        return (
+            'Nothing remembered yet. Tell the agent a lasting preference ("my name on bookings is …", '
+            '"never use the saved card") and it keeps it for later sessions.'
+        )
+    rows = [f"{m.n}. {m.fact}  ({m.updated.date().isoformat()})" for m in memories]
+    return "\n".join([*rows, "/forget N removes one, /forget all removes every one."])
+
+
+async def forget_command(book: MemoryBook, argument: str) -> str:
+    """`/forget N` or `/forget all`: what was removed, or how to say it."""
+    argument = argument.strip().lower()
+    facts = await book.all()
+    if argument == "all":
+        count = await book.forget_all()
+        return f"Forgot all {count} remembered facts." if count else "Nothing was remembered."
+    if not argument.isdigit():
+        return "Say which: /forget N (the number /memory shows) or /forget all."
+    found = next((m for m in facts if m.n == int(argument)), None)
+    if found is None:
+        span = f"1-{len(facts)}" if facts else "none are kept"
+        return f"There is no fact {argument} ({span}); /memory lists them."
+    await book.forget(found)
+    return f"Forgot {found.n}: {found.fact}"
+
+
+# ----- at the start of a request --------------------------------------------------------------
+
+
+def withhold_secrets(text: str, events: EventSink) -> str:
+    """The user's message with its secrets withheld: the model, the checkpoint and the memory never get
+    them (F47); the user is told."""
+    masked, kinds = mask_secrets(text)
+    if kinds:
+        what = " and ".join(kinds)
+        events(
+            Event(
+                "notice",
+                {
+                    "text": f"Withheld from the agent: the {what} in your message. Secrets are never sent "
+                    "to the model, kept or remembered; type them into the page yourself when it asks."
+                },
+            )
+        )
+    return masked
+
+
+async def request_memories(book: MemoryBook | None, text: str, events: EventSink) -> dict[str, Any]:
+    """The state update that shows a new request what is remembered (searched with its text)."""
+    if book is None:
+        return {"memories": None, "memories_total": 0}
+    try:
+        found, total = await book.recall(text)
+    except STORE_ERRORS as exc:
+        events(Event("error", {"kind": "memory", "message": f"long-term memory unavailable: {exc}"}))
+        return {"memories": None, "memories_total": 0}
+    return {"memories": [m.note() for m in found], "memories_total": total}
+
+
+# ----- opening the store ----------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def open_memory(settings: Settings) -> AsyncIterator[MemoryBook | None]:
+    """The memory store for `settings`: None with `MEMORY=off`; SQLite in the data dir; PostgreSQL when
+    `DATABASE_URL` is set (the same database as the checkpoints)."""
+    if not settings.memory:
+        yield None
+        return
+    url = settings.database
+    if url is None:
+        path = settings.data_dir / MEMORY_DB
+        path.parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteStore.from_conn_string(str(path)) as store:
+            await _setup_sqlite(store, path)
+            yield MemoryBook(store)
+        return
+    from browser_copilot.agent.storage import ensure_schema  # storage imports the runner, which needs us
+
+    await ensure_schema(url)  # the store's tables and migrations, once per process, under the advisory lock
+    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=2,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
+    )
+    try:
+        await pool.open(wait=True, timeout=15)
+    except psycopg.Error as exc:
+        await pool.close()
+        raise StorageError(f"cannot reach the database of DATABASE_URL: {exc}") from exc
+    try:
+        yield MemoryBook(
+            AsyncPostgresStore(cast("AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]", pool))
+        )
+    finally:
+        await pool.close()
+
+
+async def _setup_sqlite(store: AsyncSqliteStore, path: Any) -> None:
+    """The store's migrations; two processes starting on a new file at once may collide: try again."""
+    for attempt in range(3):
+        try:
+            await store.setup()
+            return
+        except sqlite3.Error as exc:
+            if attempt == 2:
+                raise StorageError(f"cannot use the memory file {path}: {exc}") from exc
+            await asyncio.sleep(0.2 * (attempt + 1))
