@@ -44,7 +44,7 @@ from browser_copilot.server.tools import tools_reply
 from browser_copilot.ui.theme import make_console
 from browser_copilot.ui.tools_view import render_tools
 from tests.conftest import make_settings
-from tests.support.app import ROOT, app_env, run_app
+from tests.support.app import ROOT, app_env, run_app, spawn_chat
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.openai_server import call as openai_call
 from tests.support.openai_server import text as openai_text
@@ -598,26 +598,10 @@ def test_the_chat_lists_tools_and_a_write_through_the_openai_api_asks_first(
     target = files / "todo.txt"
     config = write_config(tmp_path / "servers.json", {"fs": fs_config(files)})
     llm.script(openai_call("fs__write_file", path=str(target), content="buy milk"), openai_text("Written."))
-    env = app_env(
-        tmp_path / "data",
-        CDP_ENDPOINT=external_browser.endpoint.url,
-        LLM_BASE_URL=llm.base_url,
-        LLM_API_KEY="sk-test-123",
-        LLM_MODEL="scripted-model",
-        MCP_SERVERS_FILE=str(config),
+    child = spawn_chat(
+        tmp_path / "data", external_browser.endpoint.url, llm.base_url, MCP_SERVERS_FILE=str(config)
     )
-    env.update({"NO_COLOR": "1", "TERM": "xterm-256color"})
-    child = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        dimensions=(50, 200),
-        timeout=60,
-    )
-    child.expect('MCP server "fs": 14 tools')
-    child.expect("› ")
+    assert 'MCP server "fs": 14 tools' in child.before
     child.sendline("/help")
     child.expect("/tools")
     child.sendline("/tools")

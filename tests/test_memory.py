@@ -7,7 +7,6 @@ Chromium and MCP server; only the model is scripted."""
 from __future__ import annotations
 
 import io
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -31,7 +30,7 @@ from browser_copilot.safety.redaction import find_secrets, mask_secrets
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.ui.chat import ChatApp
 from tests.conftest import make_settings
-from tests.support.app import ROOT, app_env
+from tests.support.app import spawn_chat
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.openai_server import call as api_call
 from tests.support.openai_server import text as api_text
@@ -398,24 +397,7 @@ def test_the_chat_keeps_a_preference_for_a_new_session_and_never_a_password(
             api_text("A table for Ada Lovelace."),
             api_text("I never keep passwords."),
         )
-        env = app_env(
-            data,
-            CDP_ENDPOINT=external_browser.endpoint.url,
-            LLM_BASE_URL=llm.base_url,
-            LLM_API_KEY="sk-test-123",
-            LLM_MODEL="scripted-model",
-        )
-        env.update({"NO_COLOR": "1", "TERM": "xterm-256color"})
-        child = pexpect.spawn(
-            sys.executable,
-            [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
-            cwd=str(ROOT),
-            env=env,
-            encoding="utf-8",
-            dimensions=(50, 200),
-            timeout=60,
-        )
-        child.expect("› ")
+        child = spawn_chat(data, external_browser.endpoint.url, llm.base_url)
         child.sendline("/ask please remember: my name on bookings is Ada Lovelace")
         child.expect("Noted, Ada.")
         child.sendline("/memory")

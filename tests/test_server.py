@@ -259,6 +259,9 @@ async def test_cancel_stops_the_running_run_and_a_message_meanwhile_is_refused_a
         await say(ws, "and another thing")
         busy = await receive(ws, "error")
         assert busy["code"] == "busy"
+        await say(ws, "/tools")  # read-only commands are answered during a run
+        listing = await receive(ws, "agent_message", stop_reason="answered")
+        assert "browser_run_code" in listing["text"]
         async with served.http.post(f"{served.url}/api/sessions/slow/cancel") as response:
             assert await response.json() == {"v": 1, "cancelled": True}
         answer = await receive(ws, "agent_message")

@@ -28,9 +28,10 @@ from browser_copilot.llm.provider import build_chat_model, resolve_llm
 from browser_copilot.safety.redaction import redact
 from browser_copilot.ui.render import EventPrinter
 from tests.conftest import make_settings
+from tests.support.app import spawn_chat
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer
-from tests.test_terminal import quit_app, spawn
+from tests.test_terminal import quit_app
 
 
 @pytest.fixture
@@ -194,7 +195,7 @@ def test_ctrl_c_while_the_answer_streams_cancels_keeps_what_was_shown_and_the_se
         streamed("Here is what I found so far: ", "the rest never comes.", gate=gate),
         text("Picked up again."),
     )
-    child = spawn(tmp_path / "data", external_browser, llm)
+    child = spawn_chat(tmp_path / "data", external_browser.endpoint.url, llm.base_url)
     child.sendline("/ask Summarise what you know")
     child.expect("Here is what I found so far")  # streamed into the live region
     assert not gate.is_set() and llm.sent == ["Here is what I found so far: "]

@@ -3,7 +3,6 @@ Chromium and the real MCP server: modes, live progress, a confirmation, Ctrl+C, 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pexpect
 import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import ROOT, app_env
+from tests.support.app import spawn_chat
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import alive, pids_mentioning
@@ -25,25 +24,7 @@ def llm() -> Iterator[ScriptedOpenAI]:
 
 
 def spawn(data_dir: Path, browser: LaunchedBrowser, llm: ScriptedOpenAI) -> pexpect.spawn:
-    env = app_env(
-        data_dir,
-        CDP_ENDPOINT=browser.endpoint.url,
-        LLM_BASE_URL=llm.base_url,
-        LLM_API_KEY="sk-test-123",
-        LLM_MODEL="scripted-model",
-    )
-    env.update({"NO_COLOR": "1", "TERM": "xterm-256color"})
-    child = pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
-        cwd=str(ROOT),
-        env=env,
-        encoding="utf-8",
-        dimensions=(50, 200),
-        timeout=60,
-    )
-    child.expect("› ")
-    return child
+    return spawn_chat(data_dir, browser.endpoint.url, llm.base_url)
 
 
 def quit_app(child: pexpect.spawn) -> None:

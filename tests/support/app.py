@@ -8,6 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pexpect
+
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +22,31 @@ def app_env(data_dir: Path, **settings: str) -> dict[str, str]:
     env.update({"DATA_DIR": str(data_dir), "BROWSER_AUTO_LAUNCH": "false", "COLUMNS": "200"})
     env.update(settings)
     return env
+
+
+def spawn_chat(data_dir: Path, cdp: str, llm_base_url: str, **settings: str) -> pexpect.spawn:
+    """The terminal chat in a real pseudo-terminal (50×200, no colour) against a scripted model (key
+    `sk-test-123`), at its first prompt; what it printed before the prompt is in `child.before`."""
+    env = app_env(
+        data_dir,
+        CDP_ENDPOINT=cdp,
+        LLM_BASE_URL=llm_base_url,
+        LLM_API_KEY="sk-test-123",
+        LLM_MODEL="scripted-model",
+        **settings,
+    )
+    env.update({"NO_COLOR": "1", "TERM": "xterm-256color"})
+    child = pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
+        cwd=str(ROOT),
+        env=env,
+        encoding="utf-8",
+        dimensions=(50, 200),
+        timeout=60,
+    )
+    child.expect("› ")
+    return child
 
 
 class App:

@@ -176,13 +176,14 @@ async def _handle(manager: SessionManager, session: Session, data: str) -> str |
     if not isinstance(text, str) or not text.strip():
         return _error("bad_message", "user_message needs a non-empty text")
     text = text.strip()
-    if session.busy:
-        return _error("busy", "a run of this session is active: wait for its answer, or cancel it")
     command = text.split(" ", 1)[0] if text.startswith("/") else ""
+    # Answered at once, also while a run is active: they do not touch the browser or the session.
     if command in ("/memory", "/forget"):  # the long-term memory, as in the terminal
         return dumps(outgoing(await memory_reply(manager.memory, command, text)))
     if command == "/tools":  # the tools the agent can use (built-in, extra MCP servers), as in the terminal
         return dumps(outgoing(await tools_reply(manager.extras)))
+    if session.busy:
+        return _error("busy", "a run of this session is active: wait for its answer, or cancel it")
     if command in ("/chat", "/exit"):
         mode = "chat" if command == "/chat" else "command"
         await manager.set_mode(session, mode)
