@@ -7,6 +7,7 @@ profile under the data dir: the user logs in there once and stays logged in. Deb
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,25 +146,47 @@ class LaunchedBrowser:
                 self.process.kill()
                 self.process.wait(timeout)
         _stop_helpers(self.helpers)
+        # Its other processes (zygotes, renderers, crashpad) name the profile it was started with, which
+        # only this browser can hold: wait until they are gone, so nothing of it outlives the app.
+        marker = str(self.profile_dir).encode()
+
+        def ours(cmdline: bytes) -> bool:
+            program = Path(os.fsdecode(cmdline.split(b"\0", 1)[0])).name.lower()
+            return marker in cmdline and any(k in program for k in _BROWSER_PROGRAMS)
+
+        _stop_and_wait(lambda: _pids_where(ours) | _live(self.helpers))
 
 
-def _crashpad_pids() -> set[int]:
-    """PIDs of running crashpad handlers (Linux). Chromium starts them detached, not as children."""
+_BROWSER_PROGRAMS = ("chrom", "crashpad", "msedge", "brave", "vivaldi", "opera")
+"""Program names of a Chromium browser's processes (a process of another program is never stopped)."""
+
+
+def _pids_where(matches: Callable[[bytes], bool]) -> set[int]:
+    """PIDs of running (not zombie) processes whose command line `matches` (Linux; none elsewhere)."""
     proc = Path("/proc")
     if not proc.is_dir():
         return set()
     pids: set[int] = set()
     for entry in proc.iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if b"crashpad_handler" in cmdline.split(b"\0", 1)[0] and state != "Z":
+        if state != "Z" and matches(cmdline):
             pids.add(int(entry.name))
     return pids
+
+
+def _crashpad_pids() -> set[int]:
+    """PIDs of running crashpad handlers. Chromium starts them detached, not as children."""
+    return _pids_where(lambda cmdline: b"crashpad_handler" in cmdline.split(b"\0", 1)[0])
+
+
+def _live(pids: set[int]) -> set[int]:
+    return _pids_where(lambda _: True) & pids if pids else set()
 
 
 def _stop_helpers(pids: set[int]) -> None:
@@ -171,6 +195,18 @@ def _stop_helpers(pids: set[int]) -> None:
             os.kill(pid, signal.SIGTERM)
         except OSError:
             continue
+
+
+def _stop_and_wait(remaining: Callable[[], set[int]], timeout: float = 5.0) -> None:
+    """Poll until `remaining()` is empty; after `timeout`, SIGKILL what is left."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while (left := remaining()) and time.monotonic() < deadline:
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def launch(
