@@ -88,9 +88,15 @@ def secret_source() -> str:
 
 
 @cache
+def language_source() -> str:
+    """`(table, lang) => language | null` (language.js): the table language of a page's `<html lang>`."""
+    return _script("language.js")
+
+
+@cache
 def policy_template() -> str:
     """policy.js with its `__LEXICON__` placeholder (the guard runtime fills in the page's languages)."""
-    return _script("policy.js")
+    return _script("policy.js").replace("__LANGUAGE_OF__", language_source())
 
 
 @cache

@@ -19,7 +19,7 @@ from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.pacing import Pacing, pacing_hook
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.scripts import script_source
-from browser_copilot.safety.classifier import lexicon_json, policy_template, secret_source
+from browser_copilot.safety.classifier import language_source, lexicon_json, policy_template, secret_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
 _NAMED = re.compile(
@@ -125,10 +125,7 @@ _RUNTIME_FOR = """
   // table has that language, else all of it. Built once per language and kept on the context.
   const made = new Map();
   c.__bcRuntimeFor = (lang) => {
-    const code = String(lang || '').trim().toLowerCase().replace('_', '-');
-    const base = code.split('-')[0];
-    const found = [table.aliases[code], code, table.aliases[base], base]
-      .find((x) => x && Object.prototype.hasOwnProperty.call(table.languages, x));
+    const found = languageOf(table, lang);
     const key = found || '*';
     if (!made.has(key)) {
       const languages = found
@@ -150,6 +147,7 @@ def runtime_install_code() -> str:
         "async (page) => { const c = page.context();\n"
         f"  const template = {json.dumps(guard_template())};\n"
         f"  const table = JSON.parse({json.dumps(lexicon_json())});\n"
+        f"  const languageOf = {language_source()};\n"
         f"{_RUNTIME_FOR}"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"

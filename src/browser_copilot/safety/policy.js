@@ -127,14 +127,8 @@
   // ("Accept all" on a cookie banner grants nothing irreversible).
   const CODES = compile(LEXICON.code_words || []);
   const COOKIES = compile(LEXICON.cookie_words || []);
-  const ALIASES = LEXICON.aliases || {};
-  // The page's language (<html lang>, "pt-BR" → pt), when the table has it.
-  const languageOf = (lang) => {
-    const code = String(lang || '').trim().toLowerCase().replace('_', '-');
-    if (!code) return null;
-    const candidates = [ALIASES[code], code, ALIASES[code.split('-')[0]], code.split('-')[0]];
-    return candidates.find((c) => c && LEXICON.languages[c]) || null;
-  };
+  // The page's language (<html lang>, "pt-BR" → pt), when the table has it (language.js).
+  const languageOf = (lang) => (__LANGUAGE_OF__)(LEXICON, lang);
 
   const covers = (outer, inner) => outer[0] <= inner[0] && outer[1] >= inner[1] && outer[1] - outer[0] > inner[1] - inner[0];
   // Every destructive phrase in the text that no safe/negative phrase covers; longest first. A delete
