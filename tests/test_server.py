@@ -14,8 +14,10 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from browser_copilot import cli
+from browser_copilot.agent.conversation import chat_history, feedback
 from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.llm.provider import build_chat_model, resolve_llm
@@ -123,6 +125,12 @@ async def test_a_websocket_chat_reaches_the_final_answer_with_secrets_masked(
         detail = await response.json()
     assert detail["v"] == 1 and detail["id"] == "chat1" and detail["state"] == "idle"
     assert detail["pending"] is None and detail["mode"] == "chat"
+    # The conversation as the user saw it (for a reloaded page), masked like every outgoing message.
+    assert detail["chat"] == [
+        {"who": "user", "text": "Open the flight search"},
+        {"who": "agent", "text": "Found it. Mail <email> with key <api-key>."},
+    ]
+    assert detail["last_event_id"] == served.manager.sessions["chat1"].hub.last_id
     async with served.http.get(f"{served.url}/api/sessions") as response:
         listed = await response.json()
     assert [s["id"] for s in listed["sessions"]] == ["chat1"]
@@ -445,3 +453,21 @@ def test_serve_refuses_a_non_loopback_host_without_allow_remote(
     env.write_text(f"DATA_DIR={tmp_path}\n")
     assert cli.main(["--env-file", str(env), "serve", "--host", "0.0.0.0"]) == 2
     assert "--allow-remote" in capsys.readouterr().err
+
+
+def test_the_chat_history_keeps_what_the_user_saw_and_drops_tool_traffic_and_bounced_answers() -> None:
+    messages = [
+        HumanMessage("Find a flight", id="1"),
+        AIMessage("Let me look.", tool_calls=[{"name": "observe_page", "args": {}, "id": "c1"}], id="2"),
+        ToolMessage("(the page)", tool_call_id="c1", id="3"),
+        AIMessage("Ryanair at €45.", id="4"),  # bounced: the app's feedback follows
+        feedback("These figures in your answer do not appear in anything observed"),
+        AIMessage("Ryanair, the cheapest.", id="6"),
+        HumanMessage("thanks", id="7"),
+    ]
+    assert chat_history(messages) == [
+        {"who": "user", "text": "Find a flight"},
+        {"who": "agent", "text": "Ryanair, the cheapest."},
+        {"who": "user", "text": "thanks"},
+    ]
+    assert chat_history(messages, limit=1) == [{"who": "user", "text": "thanks"}]

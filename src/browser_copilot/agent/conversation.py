@@ -122,3 +122,18 @@ def observation_message(observation: ObservationState, working: str = "") -> Hum
         ]
         return HumanMessage(content=content)
     return HumanMessage(body)
+
+
+def chat_history(messages: list[AnyMessage], limit: int = 200) -> list[dict[str, str]]:
+    """The conversation as the user saw it: their messages and the agent's answers (no tool traffic,
+    no framework notes, no answer the app bounced back to the model), the last `limit` of them.
+    Messages summarised away by `memory_manager` are not in it."""
+    chat: list[dict[str, str]] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, HumanMessage) and not is_feedback(message):
+            chat.append({"who": "user", "text": str(message.content)})
+        elif isinstance(message, AIMessage) and not message.tool_calls and str(message.content).strip():
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            if following is None or not is_feedback(following):
+                chat.append({"who": "agent", "text": str(message.content)})
+    return chat[-limit:]

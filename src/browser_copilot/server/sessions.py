@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from browser_copilot.agent.conversation import chat_history
 from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.agent.runner import AgentRunner, Graph, TurnOutcome, compile_graph
@@ -133,6 +134,7 @@ class SessionManager:
         return sorted(rows.values(), key=lambda r: str(r["updated"]), reverse=True)
 
     async def detail(self, s: Session) -> dict[str, Any]:
+        last_event = s.hub.last_id  # before the state: every final up to it is in `chat` or still coming
         values = await s.runner.values()
         running = s.busy and s.state == "running"
         pending = None if running else await s.runner.pending()
@@ -149,6 +151,10 @@ class SessionManager:
             "progress": values.get("progress") or {},
             "facts": values.get("facts") or [],
             "pending": question_message(pending) if pending else None,
+            # What a reloaded page shows in its chat: the checkpoint's conversation (the page then skips
+            # the SSE replay of a `final` up to `last_event_id` whose text it already shows).
+            "chat": chat_history(list(values.get("messages") or [])),
+            "last_event_id": last_event,
         }
 
     # ----- turns --------------------------------------------------------------------------

@@ -26,6 +26,9 @@
     queued: 0,
     steps: 0,
     seen: new Set(), // SSE event ids already shown (a reconnect must not repeat a step)
+    replayUpTo: 0, // the last SSE id when the session's chat was loaded (see showHistory)
+    historyTexts: new Set(), // the answers the loaded chat shows
+    streaming: null, // the bubble of the reply being written (SSE answer_stream)
   };
 
   // ----- DOM helpers (text only) -----
@@ -245,10 +248,32 @@
       if (b.dataset.id === id) b.setAttribute('aria-current', 'true'); else b.removeAttribute('aria-current');
     }
     if (window.matchMedia('(max-width: 760px)').matches) $('sessions-box').open = false;
+    app.replayUpTo = 0;
+    app.historyTexts = new Set();
+    renderState({});
+    const data = await refreshState();
+    if (id !== app.session) return;
+    if (data) showHistory(data);
     connectSocket();
     connectEvents();
-    renderState({});
-    await refreshState();
+  }
+
+  // A reloaded page (or another session) shows the conversation kept in the checkpoint; the SSE replay
+  // of the same answers (`final` up to `last_event_id`) is then not shown again.
+  function showHistory(data) {
+    const chat = Array.isArray(data.chat) ? data.chat : [];
+    app.replayUpTo = Number(data.last_event_id) || 0;
+    for (const item of chat) {
+      const text = str(item.text).trim();
+      if (!text) continue;
+      if (item.who === 'user') {
+        addMessage('user', el('p', { text }));
+      } else {
+        addMessage('agent', markdown(text), 'final');
+        app.historyTexts.add(text);
+        app.lastAnswer = text;
+      }
+    }
   }
 
   // ----- working state -----
@@ -263,6 +288,7 @@
       return; // a session that has not run yet is not known to the server: nothing to show
     }
     if (id === app.session) renderState(data);
+    return data;
   }
 
   function renderState(data) {
@@ -558,13 +584,14 @@
         addStep(kind, 'fail', '!', str(d.message || d.kind || 'error'));
         break;
       case 'final':
-        answer(d.text, d.stop_reason);
+        if (envelope && envelope.id <= app.replayUpTo && app.historyTexts.has(str(d.text).trim())) dropStream();
+        else answer(d.text, d.stop_reason);
         addStep(kind, 'final', '■', `Finished: ${str(d.stop_reason || 'answered').replace(/_/g, ' ')}`);
         refreshState();
         loadSessions().catch(() => {});
         break;
       case 'answer_stream':
-        streamAnswer(d);
+        if (!(envelope && envelope.id <= app.replayUpTo)) streamAnswer(d);
         break;
       case 'plan':
         refreshState();
