@@ -11,7 +11,7 @@ import pytest
 from browser_copilot.config import load_settings
 from browser_copilot.events import Event
 from browser_copilot.logs import setup_logging
-from browser_copilot.safety.redaction import luhn_ok, redact, redact_data
+from browser_copilot.safety.redaction import luhn_ok, mask_secrets, redact, redact_data
 from browser_copilot.ui.render import EventPrinter
 from browser_copilot.ui.theme import make_console
 
@@ -80,3 +80,51 @@ def test_the_log_file_is_redacted(tmp_path: Path) -> None:
     assert "abc123secret" not in text
     assert "ann.lee@example.com" not in text
     assert "token=<secret> for <email>" in text
+
+
+# A password said in the chat, in the languages of secret_words.json: each must be withheld whole.
+PASSWORDS_SAID = {
+    "Mon mot de passe est soleil": "soleil",
+    "Mein Passwort lautet Sommer2024": "Sommer2024",
+    "la mia password è gattino": "gattino",
+    "mi contraseña es perro123": "perro123",
+    "minha senha é abacaxi9": "abacaxi9",
+    "mijn wachtwoord is tulp": "tulp",
+    "moje hasło to tajne123": "tajne123",
+    "mitt lösenord är älg": "älg",
+    "salasanani on kissa123": "kissa123",
+    "şifrem: gizli": "gizli",
+    "мій пароль це котик": "котик",
+    "我的密码是abc123": "abc123",
+    "パスワードはhunter2です": "hunter2",
+    "비밀번호는 qwerty12": "qwerty12",
+    "mật khẩu là matkhau99": "matkhau99",
+    "كلمة المرور هي sesame": "sesame",
+    "סיסמה: abc123": "abc123",
+    "รหัสผ่านคือ abc123": "abc123",
+    "kata sandi saya: rahasia": "rahasia",
+    "Passwort für Gmail abc123!": "abc123",
+}
+# The same words where nothing secret follows.
+PASSWORD_TALK = [
+    "I use a password manager",
+    "Mon mot de passe est trop long",
+    "Ich habe mein Passwort vergessen",
+    "la parola è bella",
+    "где сбросить пароль?",
+    "我的密码是什么",
+    "the password to gmail",
+    "pin the tab to the left",
+]
+
+
+@pytest.mark.parametrize(("text", "value"), list(PASSWORDS_SAID.items()))
+def test_a_password_said_in_any_language_is_withheld(text: str, value: str) -> None:
+    masked, kinds = mask_secrets(text)
+    assert kinds == ["password"], masked
+    assert value not in masked and "[password withheld]" in masked
+
+
+@pytest.mark.parametrize("text", PASSWORD_TALK)
+def test_talk_about_passwords_is_not_taken_for_one(text: str) -> None:
+    assert mask_secrets(text) == (text, [])

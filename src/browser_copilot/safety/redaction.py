@@ -9,9 +9,11 @@ never the user's ordinary details (name, address, e-mail, phone), which the agen
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any, Literal
 
 _JWT = re.compile(r"\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}\b")
@@ -98,22 +100,41 @@ class Secret:
     end: int
 
 
-_PASSWORD_WORD = (
-    r"pass(?:word|wd|code|phrase)|pwd|pin(?:[- ]?code)?|парол[ьяе]|пин(?:-?код)?|passwort|contraseña|"
-    r"mot de passe|senha|hasło|wachtwoord|kennwort"
+_WORDS = json.loads(
+    resources.files("browser_copilot.safety").joinpath("secret_words.json").read_text("utf-8")
 )
+"""safety/secret_words.json: the words that introduce a password, and link it to its value, per language."""
+_UNSPACED = re.compile(r"[\u0e00-\u0eff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _alternation(by_language: dict[str, list[str]], *, spaced: str, unspaced: str) -> str:
+    """The words of every language, longest first; words of scripts written without spaces match inside
+    text (`unspaced` around them), others as whole words (`spaced`)."""
+    words = sorted({w for ws in by_language.values() for w in ws}, key=len, reverse=True)
+    return "|".join(
+        (unspaced if _UNSPACED.search(w) else spaced).format(re.escape(w).replace("\\ ", r"\s+"))
+        for w in words
+    )
+
+
+_PASSWORD_WORD = _alternation(_WORDS["password_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
 _TOKEN_WORD = (
-    r"api[ _-]?key|secret[ _-]?key|access[ _-]?key|client[ _-]?secret|(?:access|auth|api|bearer|refresh)?"
-    r"[ _-]?token|bearer"
+    r"(?<![\w-])(?:api[ _-]?key|secret[ _-]?key|access[ _-]?key|client[ _-]?secret|"
+    r"(?:access|auth|api|bearer|refresh)?[ _-]?token|bearer)(?![\w-])"
 )
-_SEPARATOR = r"\s*(?:[:=]|—|–|\bis\b|\bwas\b|\bit's\b|\bэто\b|\b(?:будет|был)\b)\s*"
+# "password IS x", "password: x": whatever follows is the value. A password followed by other words
+# ("Passwort für Gmail abc123", "salasanani on abc123") counts only when the value looks like one
+# (has a digit or a symbol), so that "password manager" or "password reset" is not taken for a secret.
+_LINK = _alternation(_WORDS["separators"], spaced=r"\s+{}(?=\s)", unspaced=r"\s*{}")
+_SEPARATOR = rf"(?:\s+[^\W\d_]{{1,8}})?\s*(?:[:=]|[—–](?!\w))\s*|(?:{_LINK})\s*(?:[:=]\s*)?"
+_LOOSE = rf"(?:\s+[^\W\d_]{{1,8}}){{0,2}}\s+|(?<={_UNSPACED.pattern})\s*"
 _VALUE = (
     r"(?:(?P<q>[\"'«“‘`])(?P<quoted>[^\"'»”’`\n]{1,100})[\"'»”’`]"
     r"|(?P<value>[^\s\"'«»“”‘’`,;]{3,}))"
 )
-_FOR = r"(?:\s+(?:for|of|on|at|to|для|от|на)\s+[\w.@-]{2,40})?"
+_FOR = r"(?:\s+(?:for|of|on|at|to|für|pour|para|per|voor|för|dla|для|от|на|do|za)\s+[\w.@-]{2,40}(?![\w@-]))?"
 _PASSWORD_VALUE = re.compile(
-    rf"(?i)(?<![\w-])(?P<word>{_PASSWORD_WORD}|{_TOKEN_WORD})(?![\w-]){_FOR}(?P<sep>{_SEPARATOR}|\s+){_VALUE}"
+    rf"(?i)(?P<word>{_PASSWORD_WORD}|{_TOKEN_WORD}){_FOR}(?:(?P<sep>{_SEPARATOR})|(?P<loose>{_LOOSE})){_VALUE}"
 )
 _CODE_VALUE = re.compile(
     r"(?i)(?<![\w-])(?:(?P<pre>[^\W\d_]+)[ -])?(?P<word>one[- ]time (?:pass)?code|otp|totp|2fa|mfa|sms|"
@@ -146,13 +167,16 @@ def _passwords(text: str) -> list[Secret]:
             value = match.group("value").rstrip(".!?)]:")
             start = match.start("value")
             end = start + len(value)
-            plain = not match.group("sep").strip()
             if len(value) < 3 or value.lower() in _NOT_VALUES:
                 continue
-            if plain and not re.search(r"[^\W_]*[\d\W_]", value):
+            plain = not re.search(r"[\d\W_]", value)
+            if plain and match.group("sep") is None:
                 continue  # "password manager", "token expired": no value, only a word
-        word = match.group("word").lower()
-        kind: SecretKind = "password" if re.match(_PASSWORD_WORD, word) else "API key or token"
+            direct = re.fullmatch(r"\s*[:=]\s*", match.group("sep") or "")
+            if plain and not direct and re.match(r"\s+[^\W\d_]", text[end:]):
+                continue  # "mot de passe est trop long": a sentence about it goes on, not a value
+        word = match.group("word")
+        kind: SecretKind = "password" if re.fullmatch(_PASSWORD_WORD, word, re.I) else "API key or token"
         if kind == "API key or token" and end - start < 8:
             continue
         found.append(Secret(kind, start, end))
