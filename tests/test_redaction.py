@@ -128,3 +128,32 @@ def test_a_password_said_in_any_language_is_withheld(text: str, value: str) -> N
 @pytest.mark.parametrize("text", PASSWORD_TALK)
 def test_talk_about_passwords_is_not_taken_for_one(text: str) -> None:
     assert mask_secrets(text) == (text, [])
+
+
+CODES_SAID = [
+    "el código es 482913",
+    "mein Bestätigungscode ist 482913",
+    "验证码是482913",
+    "인증번호는 482913",
+    "il codice è 482913",
+    "код: 482913",
+    "Your verification code is 482913",
+]
+ORDINARY_NUMBERS = [
+    "código postal 28001",
+    "kod pocztowy 00-950",
+    "My zip code is 10115.",
+    "the promo code is 20251",
+    "order 482913 ships today",
+]
+
+
+@pytest.mark.parametrize("text", CODES_SAID)
+def test_a_one_time_code_said_with_its_word_in_any_language_is_withheld(text: str) -> None:
+    masked, kinds = mask_secrets(text)
+    assert kinds == ["one-time code"] and "482913" not in masked, masked
+
+
+@pytest.mark.parametrize("text", ORDINARY_NUMBERS)
+def test_ordinary_numbers_next_to_code_words_stay(text: str) -> None:
+    assert mask_secrets(text) == (text, [])

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
@@ -142,6 +143,24 @@ _CODE_VALUE = re.compile(
     r"код(?: подтверждения| из смс)?)(?![\w-])(?P<gap>[^\d\n]{0,20})"
     r"(?P<value>(?<!\d)\d{4,8})(?![\d.,/-]\d)(?!\d)"
 )
+
+
+@cache
+def _code_said() -> re.Pattern[str]:
+    """A one-time code said with a link word, in any language of the tables: "el código es 482913",
+    "验证码是482913", "인증번호는 482913" (the code words are the guard's, lexicon.json `code_words`).
+    Without the link ("código postal 28001") it is an ordinary number."""
+    from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
+
+    words = _alternation(
+        {"*": list(lexicon().get("code_words", []))}, spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}"
+    )
+    return re.compile(
+        rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?:{words})(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?)"
+        r"(?P<value>(?<!\d)\d{4,8})(?![\d.,/-]\d)(?!\d)"
+    )
+
+
 _CVV_VALUE = re.compile(
     r"(?i)\b(?:cvv2?|cvc2?|csc|card (?:security|verification) (?:code|value|number))\b[^\d\n]{0,15}"
     r"(?P<value>(?<!\d)\d{3,4})(?!\d)"
@@ -203,6 +222,11 @@ def find_secrets(text: str) -> list[Secret]:
         if word == "code" and not re.fullmatch(r"(?i)\s*(?:is|was|[:=—–])\s*", match.group("gap")):
             continue  # "item code 1234" is as likely a product as a code: only "the code is 1234"
         found.append(Secret("one-time code", *match.span("value")))
+    found += [
+        Secret("one-time code", *m.span("value"))
+        for m in _code_said().finditer(text)
+        if (m.group("pre") or "").lower() not in _ORDINARY_CODES  # "zip code is 10115"
+    ]
     found += [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
     for match in _CARD.finditer(text):
         digits = re.sub(r"\D", "", match.group(0))
