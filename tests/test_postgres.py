@@ -19,6 +19,7 @@ import aiohttp
 import psycopg
 import pytest
 
+from browser_copilot.agent import storage
 from browser_copilot.agent.context import AgentContext, Limits
 from browser_copilot.agent.locks import locks_for
 from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
@@ -169,6 +170,22 @@ async def test_the_session_list_keeps_goals_and_puts_the_latest_first(settings: 
     assert [(s.session_id, s.goal) for s in found] == [("first", "Find mugs"), ("second", None)]
     assert found[0].updated >= found[1].updated
     assert await last_session(settings) == "first"
+
+
+async def test_while_the_checkpointer_is_open_the_session_list_uses_its_pool(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path, database_url=postgres_url)
+    async with open_checkpointer(settings):
+
+        async def no_new_connection(*_: object, **__: object) -> None:
+            raise AssertionError("a connection of its own was opened")
+
+        monkeypatch.setattr(storage, "_connect", no_new_connection)
+        await remember_session(settings, "pooled", goal="Borrow a connection")
+        assert [s.session_id for s in await list_sessions(settings)][:1] == ["pooled"]
+    monkeypatch.undo()
+    assert (await list_sessions(settings))[0].goal == "Borrow a connection"  # closed: one of its own
 
 
 async def test_two_machines_on_one_database_share_the_sessions(

@@ -49,6 +49,8 @@ ON CONFLICT (session_id) DO UPDATE SET goal = COALESCE(excluded.goal, {SESSIONS_
 _LIST = f"SELECT session_id, goal, updated FROM {SESSIONS_TABLE} ORDER BY updated DESC LIMIT {{p}}"
 
 _ready: set[str] = set()  # database URLs whose schema this process has set up
+_pools: dict[str, tuple[asyncio.AbstractEventLoop, AsyncConnectionPool[Any]]] = {}
+"""The open checkpointer's pool per database URL: the session list borrows from it (see `_connection`)."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +87,28 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     except psycopg.Error as exc:  # PoolTimeout is one
         await pool.close()
         raise StorageError(f"cannot reach the database of DATABASE_URL: {exc}") from exc
+    _pools[url] = (asyncio.get_running_loop(), pool)
     try:
         saver = AsyncPostgresSaver(cast("AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]", pool))
         register_locks(saver, PostgresLocks(url))
         yield saver
     finally:
+        if _pools.get(url, (None, None))[1] is pool:
+            del _pools[url]
         await pool.close()
+
+
+@contextlib.asynccontextmanager
+async def _connection(url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    """A connection for the session list: from the open checkpointer's pool of this event loop (a
+    server lists sessions often), else a short one of its own (`run`, `chat` before the checkpointer)."""
+    loop, pool = _pools.get(url, (None, None))
+    if pool is not None and loop is asyncio.get_running_loop():
+        async with pool.connection() as conn:
+            yield conn
+        return
+    async with await _connect(url, row_factory=dict_row) as conn:
+        yield conn
 
 
 async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
@@ -140,7 +158,7 @@ async def remember_session(settings: Settings, session_id: str, *, goal: str | N
     url = settings.database
     if url is not None:
         await ensure_schema(url)
-        async with await _connect(url) as conn:
+        async with _connection(url) as conn:
             await conn.execute(_UPSERT.format(p="%s"), (session_id, goal or None, now))
         return
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -167,9 +185,9 @@ async def list_sessions(settings: Settings, *, limit: int = 50) -> list[SessionI
     url = settings.database
     if url is not None:
         await ensure_schema(url)
-        async with await _connect(url) as conn:
+        async with _connection(url) as conn:
             rows = await (await conn.execute(_LIST.format(p="%s"), (limit,))).fetchall()
-        return [SessionInfo(str(r[0]), r[1], r[2]) for r in rows]
+        return [SessionInfo(str(r["session_id"]), r["goal"], r["updated"]) for r in rows]
     if not sessions_db(settings).is_file():
         return []
     rows = await asyncio.to_thread(_sqlite, settings, _LIST.format(p="?"), (limit,))
