@@ -23,7 +23,7 @@ from referencing.exceptions import Unresolvable
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import tool_message
 from browser_copilot.agent.signals import cut
-from browser_copilot.agent.state import AgentState, PendingAction
+from browser_copilot.agent.state import AgentState, PendingAction, confirmation
 from browser_copilot.agent.tools import TOOL_NAMES, TOOLS, ToolArgsError
 from browser_copilot.browser.observation import as_untrusted
 from browser_copilot.errors import ExtraServerUnavailable
@@ -65,7 +65,7 @@ def masked_arguments(args: dict[str, Any], limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def confirmation(call: ToolCall, server: ExtraServer, tool: RemoteTool) -> PendingAction:
+def extra_confirmation(call: ToolCall, server: ExtraServer, tool: RemoteTool) -> PendingAction:
     """The pending action and its card: a call of a tool that is not listed read-only."""
     what = f'{tool.name} on MCP server "{server.name}"'
     arguments = masked_arguments(call["args"])
@@ -84,15 +84,7 @@ def confirmation(call: ToolCall, server: ExtraServer, tool: RemoteTool) -> Pendi
         "by": "rules",
         "code": "",
     }
-    return {
-        "id": str(call.get("id")),
-        "type": "destructive",
-        "tool": call["name"],
-        "args": call["args"],
-        "question": f"Allow {what}?",
-        "card": card,
-        "allow": {},
-    }
+    return confirmation(call, f"Allow {what}?", card)
 
 
 def check_extra_call(state: AgentState, call: ToolCall, ctx: AgentContext) -> PendingAction | None:
@@ -108,7 +100,7 @@ def check_extra_call(state: AgentState, call: ToolCall, ctx: AgentContext) -> Pe
         return None
     if state.get("approved_call") == str(call.get("id")):
         return None
-    return confirmation(call, server, tool)
+    return extra_confirmation(call, server, tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +140,7 @@ async def run_extra_call(ctx: AgentContext, state: AgentState, call: ToolCall, *
         return ExtraOutcome(tool_message(call, str(exc), error=True), invalid=1)
     approved = state.get("approved_call") == str(call.get("id"))
     if not tool.read_only and not approved:
-        return ExtraOutcome(tool_message(call, ""), pending=confirmation(call, server, tool))
+        return ExtraOutcome(tool_message(call, ""), pending=extra_confirmation(call, server, tool))
     ctx.events(Event("tool_call", {"tool": name, "args": call["args"], "step": step, "counted": False}))
     try:
         result = await server.call(tool, call["args"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, ToolCall
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
@@ -105,6 +105,22 @@ class PendingAction(TypedDict, total=False):
     options: list[str]
     card: dict[str, Any]
     """DOM facts for the confirmation card: element, site, values typed, amount, reason, category."""
+
+
+def confirmation(
+    call: ToolCall, question: str, card: dict[str, Any], allow: dict[str, Any] | None = None
+) -> PendingAction:
+    """A tool call caught before it runs, waiting for the user's /yes (`allow`: what the guard may then
+    let through once)."""
+    return {
+        "id": str(call.get("id")),
+        "type": "destructive",
+        "tool": call["name"],
+        "args": call["args"],
+        "question": question,
+        "card": card,
+        "allow": allow or {},
+    }
 
 
 class AgentState(TypedDict, total=False):

@@ -19,7 +19,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.extra_calls import check_extra_call
-from browser_copilot.agent.state import AgentState, PendingAction
+from browser_copilot.agent.state import AgentState, PendingAction, confirmation
 from browser_copilot.agent.tools import BROWSER_TOOLS
 from browser_copilot.events import Event
 from browser_copilot.safety.classifier import ClassifierUnavailable, classify_many
@@ -133,15 +133,8 @@ def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str
         by=first["verdict"].get("by", "rules"),
     )
     allow = Allow().with_checks(risky)
-    return {
-        "id": str(call.get("id")),
-        "type": "destructive",
-        "tool": call["name"],
-        "args": call["args"],
-        "question": f"Allow this {first['verdict']['category']} action: {what} on {details['site']}?",
-        "card": details,
-        "allow": allow.to_js(),
-    }
+    question = f"Allow this {first['verdict']['category']} action: {what} on {details['site']}?"
+    return confirmation(call, question, details, allow.to_js())
 
 
 async def _check_dialog(state: AgentState, call: ToolCall, ctx: AgentContext) -> PendingAction | None:
@@ -184,15 +177,7 @@ async def _check_dialog(state: AgentState, call: ToolCall, ctx: AgentContext) ->
         facts=facts,
         by=verdict.get("by", "rules"),
     )
-    return {
-        "id": str(call.get("id")),
-        "type": "destructive",
-        "tool": call["name"],
-        "args": call["args"],
-        "question": f"Allow accepting {what} on {details['site']}?",
-        "card": details,
-        "allow": {},
-    }
+    return confirmation(call, f"Allow accepting {what} on {details['site']}?", details)
 
 
 async def critical_action_validator(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
