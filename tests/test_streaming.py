@@ -179,7 +179,7 @@ def test_the_terminal_shows_the_streaming_text_above_the_status_line_and_a_note_
     printer(Event("answer_stream", {"call": 1, "text": "Riga is **cheapest** on", "done": False}))
     console.print(printer)
     region = console.export_text()
-    assert "Riga is cheapest on" in region and "step 0/10" in region
+    assert "Riga is cheapest on" in region and "writing · step 0/10" in region
     printer(
         Event("answer_stream", {"call": 2, "text": "Checking the page.", "done": True, "tool_calls": True})
     )

@@ -96,6 +96,7 @@ class EventPrinter:
             self._live.refresh()
 
     def _stream(self, data: dict[str, Any]) -> None:
+        self.node = "writing"  # the model is writing (node events come when a node has finished)
         self.streamed = str(data.get("text", ""))
         if data.get("done") and data.get("tool_calls"):
             # The model wrote a note on its way to a tool call: keep it as a step line, not as the answer.
