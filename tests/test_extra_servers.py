@@ -397,6 +397,13 @@ async def test_arguments_that_do_not_fit_the_schema_are_an_error_the_model_fixes
     assert first == "invalid arguments for fs__write_file: arguments: 'content' is a required property"
     assert second.startswith("invalid arguments for fs__read_text_file: head: 'two' is not of type 'number'")
     assert not (files / "a.txt").exists()
+    # A server's tool called without its prefix: the error names it with the prefix, to correct.
+    runner, _, _ = runner_with(
+        browser_session, extras, call("read_text_file", path=str(files / "hello.txt")), say("Done.")
+    )
+    (unknown,) = tool_texts((await runner.send("Read it")).values)
+    assert unknown.startswith("unknown tool 'read_text_file'; the tools are: ")
+    assert "fs__read_text_file" in unknown and "browser_run_code" in unknown
 
 
 async def test_a_fastmcp_tool_returns_data_and_a_tool_error_goes_back_to_the_model(

@@ -7,6 +7,7 @@ working-state updates, questions to the user, dialogs, tabs and a full-page obse
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -112,10 +113,13 @@ class ToolArgsError(ValueError):
     """Arguments the model can fix: the message goes back to it."""
 
 
-def parse_args(name: str, args: dict[str, Any]) -> BaseModel:
+def parse_args(name: str, args: dict[str, Any], *, others: Iterable[str] = ()) -> BaseModel:
+    """`args` of built-in tool `name`, validated; `others` are the other tools offered (extra MCP
+    servers'), named in the error for an unknown tool so the model can correct the name."""
     schema = next((tool for tool in TOOLS if tool.__name__ == name), None)
     if schema is None:
-        raise ToolArgsError(f"unknown tool {name!r}; the tools are: {', '.join(sorted(TOOL_NAMES))}")
+        offered = ", ".join(sorted(TOOL_NAMES | set(others)))
+        raise ToolArgsError(f"unknown tool {name!r}; the tools are: {offered}")
     try:
         return schema.model_validate(args)
     except ValidationError as exc:

@@ -267,7 +267,7 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         run.total += extra.ran
         return extra.message
     try:
-        args = parse_args(name, call["args"])
+        args = parse_args(name, call["args"], others=ctx.extras.names())
     except ToolArgsError as exc:
         run.invalid += 1
         return tool_message(call, str(exc), error=True)
