@@ -30,7 +30,7 @@ from langgraph.store.base import BaseStore, Item
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 from langmem import create_manage_memory_tool
-from psycopg.rows import DictRow, dict_row
+from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
 
@@ -153,12 +153,6 @@ class MemoryBook:
     async def forget(self, memory: Memory) -> None:
         await self._manage.ainvoke({"action": "delete", "id": memory.key})
 
-    async def forget_all(self) -> int:
-        facts = await self.all()
-        for memory in facts:
-            await self.forget(memory)
-        return len(facts)
-
 
 def _from_item(item: Item) -> Memory | None:
     content = item.value.get("content")
@@ -206,8 +200,9 @@ async def forget_command(book: MemoryBook, argument: str) -> str:
     argument = argument.strip().lower()
     facts = await book.all()
     if argument == "all":
-        count = await book.forget_all()
-        return f"Forgot all {count} remembered facts." if count else "Nothing was remembered."
+        for memory in facts:
+            await book.forget(memory)
+        return f"Forgot all {len(facts)} remembered facts." if facts else "Nothing was remembered."
     if not argument.isdigit():
         return "Say which: /forget N (the number /memory shows) or /forget all."
     found = next((m for m in facts if m.n == int(argument)), None)
@@ -269,27 +264,13 @@ async def open_memory(settings: Settings) -> AsyncIterator[MemoryBook | None]:
             await _setup_sqlite(store, path)
             yield MemoryBook(store)
         return
-    from browser_copilot.agent.storage import ensure_schema  # storage imports the runner, which needs us
+    from browser_copilot.agent.storage import open_pool  # storage imports the runner, which needs us
 
-    await ensure_schema(url)  # the store's tables and migrations, once per process, under the advisory lock
-    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
-        url,
-        min_size=1,
-        max_size=2,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-        open=False,
-    )
-    try:
-        await pool.open(wait=True, timeout=15)
-    except psycopg.Error as exc:
-        await pool.close()
-        raise StorageError(f"cannot reach the database of DATABASE_URL: {exc}") from exc
-    try:
+    # The store's tables and migrations are set up with the checkpointer's (`ensure_schema`).
+    async with open_pool(url, 2) as pool:
         yield MemoryBook(
             AsyncPostgresStore(cast("AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]", pool))
         )
-    finally:
-        await pool.close()
 
 
 async def _setup_sqlite(store: AsyncSqliteStore, path: Any) -> None:

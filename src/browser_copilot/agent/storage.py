@@ -74,11 +74,26 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
             register_locks(sqlite_saver, FileLocks(settings.data_dir / "locks"))
             yield sqlite_saver
         return
+    async with open_pool(url, POOL_SIZE) as pool:
+        _pools[url] = (asyncio.get_running_loop(), pool)
+        try:
+            saver = AsyncPostgresSaver(cast("AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]", pool))
+            register_locks(saver, PostgresLocks(url))
+            yield saver
+        finally:
+            if _pools.get(url, (None, None))[1] is pool:
+                del _pools[url]
+
+
+@contextlib.asynccontextmanager
+async def open_pool(url: str, size: int) -> AsyncIterator[AsyncConnectionPool[psycopg.AsyncConnection[Any]]]:
+    """An open pool on the `DATABASE_URL` database, its schema set up (`ensure_schema`): autocommit
+    connections with dict rows, as LangGraph's Postgres saver and store want them."""
     await ensure_schema(url)
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
         url,
         min_size=1,
-        max_size=POOL_SIZE,
+        max_size=size,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         open=False,
     )
@@ -87,14 +102,9 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     except psycopg.Error as exc:  # PoolTimeout is one
         await pool.close()
         raise StorageError(f"cannot reach the database of DATABASE_URL: {exc}") from exc
-    _pools[url] = (asyncio.get_running_loop(), pool)
     try:
-        saver = AsyncPostgresSaver(cast("AsyncConnectionPool[psycopg.AsyncConnection[DictRow]]", pool))
-        register_locks(saver, PostgresLocks(url))
-        yield saver
+        yield pool
     finally:
-        if _pools.get(url, (None, None))[1] is pool:
-            del _pools[url]
         await pool.close()
 
 
