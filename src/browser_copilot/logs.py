@@ -115,3 +115,17 @@ def save_snapshot(folder: Path, html: str, png: bytes) -> tuple[Path, Path]:
     shot.write_bytes(png)
     page.write_text(redact(html), encoding="utf-8")
     return shot, page
+
+
+def log_tail(path: Path, lines: int, *, since: str | None = None) -> list[str]:
+    """The last `lines` non-empty lines of a log file (after the last line starting with `since`, when
+    given), stripped; [] when it cannot be read. What a failure message quotes from a child's stderr."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    rows = text.splitlines()
+    if since is not None:
+        starts = [i for i, row in enumerate(rows) if row.startswith(since)]
+        rows = rows[starts[-1] + 1 :] if starts else rows
+    return [row.strip() for row in rows if row.strip()][-lines:]

@@ -37,6 +37,7 @@ from mcp.shared.exceptions import McpError as _ProtocolError
 from mcp.types import TextContent
 
 from browser_copilot.errors import CodeToolMissing, McpStartError, McpUnavailable
+from browser_copilot.logs import log_tail
 
 log = logging.getLogger(__name__)
 
@@ -336,11 +337,7 @@ class McpConnection:
         self._session = None
 
     def _stderr_tail(self, lines: int = 5) -> str:
-        try:
-            text = self.spec.stderr_log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        tail = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+        tail = log_tail(self.spec.stderr_log, lines)
         return f"Server log ({self.spec.stderr_log}): " + " | ".join(tail) if tail else ""
 
     def server_pid(self) -> int | None:

@@ -48,6 +48,7 @@ from mcp.types import (
 from browser_copilot.browser.mcp_server import CONNECTION_LOST
 from browser_copilot.errors import ExtraServerUnavailable
 from browser_copilot.extras.config import ServerConfig
+from browser_copilot.logs import log_tail
 
 log = logging.getLogger(__name__)
 
@@ -490,13 +491,7 @@ class ExtraServer:
     def _log_tail(self, lines: int = 3) -> str:
         if self.config.transport != "stdio":
             return ""
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        last_start = text.rfind("\n--- ")
-        recent = text[last_start + 1 :] if last_start >= 0 else text
-        tail = [line.strip() for line in recent.splitlines()[1:] if line.strip()][-lines:]
+        tail = log_tail(self.log_path, lines, since="--- ")  # since this start's header line
         return f" (its log {self.log_path}: {' | '.join(tail)[:300]})" if tail else ""
 
 

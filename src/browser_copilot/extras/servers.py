@@ -75,11 +75,13 @@ class ExtraServers:
         """Start every server side by side; one that fails is withdrawn and reported, never raised."""
         for warning in self.file_warnings:
             self._report(warning)
+        started = False
         try:
             await asyncio.gather(*(server.start() for server in self.servers))
-        except BaseException:
-            await self.close()
-            raise
+            started = True
+        finally:
+            if not started:  # cancelled (Ctrl+C) while starting: stop what did start
+                await self.close()
         for server in self.servers:
             if server.state == "ready":
                 read_only = sum(t.read_only for t in server.tools.values())
