@@ -1,6 +1,8 @@
-"""`/memory` and `/forget N` in the terminal chat: the long-term memory's facts, and removing one."""
+"""`/memory` and `/forget N` (terminal and web chat): the long-term memory's facts, and removing one."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from rich.console import Console
 from rich.markup import escape
@@ -10,14 +12,22 @@ from browser_copilot.agent.memory import STORE_ERRORS, MemoryBook, forget_comman
 MEMORY_OFF = "Long-term memory is off (MEMORY=off in .env), or there is no model configured."
 
 
-async def memory_command(console: Console, book: MemoryBook | None, command: str, argument: str) -> None:
-    """Render `/memory` (the numbered facts with their dates) or `/forget N|all` (what was removed)."""
+async def memory_answer(
+    book: MemoryBook | None, command: str, argument: str
+) -> tuple[str, Literal["ok", "off", "error"]]:
+    """The answer to `/memory` (the numbered facts with their dates) or `/forget N|all` (what was
+    removed), and what kind of answer it is."""
     if book is None:
-        console.print(f"[muted]{escape(MEMORY_OFF)}[/muted]")
-        return
+        return MEMORY_OFF, "off"
     try:
         text = await forget_command(book, argument) if command == "/forget" else listing(await book.all())
     except STORE_ERRORS as exc:
-        console.print(f"[error]The memory store is unavailable:[/error] {escape(str(exc))}")
-        return
-    console.print(escape(text), highlight=False)
+        return f"The memory store is unavailable: {exc}", "error"
+    return text, "ok"
+
+
+async def memory_command(console: Console, book: MemoryBook | None, command: str, argument: str) -> None:
+    """`memory_answer`, printed in the terminal."""
+    text, kind = await memory_answer(book, command, argument)
+    style = {"ok": "", "off": "muted", "error": "error"}[kind]
+    console.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text), highlight=False)
