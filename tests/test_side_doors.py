@@ -14,7 +14,7 @@ import pytest
 from browser_copilot.browser.observation import observe
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import guarded_code, membrane_source
+from browser_copilot.safety.guard import guarded_code
 from browser_copilot.safety.vetting import vet_code
 from tests.support.pages import PageServer
 
@@ -328,18 +328,21 @@ async def test_event_callbacks_get_wrapped_arguments(
 
 async def test_after_action_can_halt_the_code(browser_session: BrowserSession, pages: PageServer) -> None:
     await open_test_page(browser_session, pages)
+    assert (await guarded(browser_session, "async () => 1")).ok  # the box is installed
+    source = (
+        "async (page) => { const errors = [];"
+        "  try { await page.locator('#count').click() } catch (e) { errors.push(e.message) }"
+        "  try { await page.locator('#count').click() } catch (e) { errors.push(e.message) }"
+        "  try { page.locator('#count') } catch (e) { errors.push(e.message) }"
+        "  return errors }"
+    )
     code = (
         "async (page) => {"
-        f"  const membrane = {membrane_source()};"
         "  let stop = null; const seen = [];"
         "  const options = { halted: () => stop, afterAction: async (name) => { seen.push(name);"
-        "    stop = 'Halted: the guard held a click'; throw new Error(stop) } };"
-        "  const p = membrane(page, options);"
-        "  const errors = [];"
-        "  try { await p.locator('#count').click() } catch (e) { errors.push(e.message) }"
-        "  try { await p.locator('#count').click() } catch (e) { errors.push(e.message) }"
-        "  try { p.locator('#count') } catch (e) { errors.push(e.message) }"
-        "  return { errors, seen } }"
+        "    stop = 'Halted: the guard held a click'; throw new Error(stop) }, el: () => null, exposed: {} };"
+        f"  const out = await page.context().__bcBox.run(page, {json.dumps(source)}, options);"
+        "  return { errors: JSON.parse(out.json), seen } }"
     )
     result = await raw(browser_session, code)
     assert result["seen"] == ["click"]

@@ -28,7 +28,7 @@ from browser_copilot.browser import endpoints
 from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
-from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec
+from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
 from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
 from browser_copilot.config import Settings
 from browser_copilot.errors import (
@@ -328,7 +328,7 @@ class BrowserSession:
 
         result = await self._call(code, timeout=timeout)
         if needs_runtime(result):
-            installed = await self._call(runtime_install_code(), timeout=timeout)
+            installed = await self._call(runtime_install_code(self._root or project_root()), timeout=timeout)
             if not installed.ok:
                 return installed
             result = await self._call(code, timeout=timeout)

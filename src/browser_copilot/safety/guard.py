@@ -13,6 +13,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
@@ -20,6 +21,7 @@ from browser_copilot.browser.pacing import Pacing, pacing_hook
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.scripts import script_source
 from browser_copilot.safety.classifier import language_source, lexicon_json, policy_template, secret_source
+from browser_copilot.sandbox.box import box_install_lines, exposed_globals_js, globals_policy, membrane_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
 _NAMED = re.compile(
@@ -37,11 +39,6 @@ def guard_template() -> str:
     """guard.js with the classifier in it and `__LEXICON__` left for the phrase table."""
     body = script_source("browser_copilot.safety", "guard.js")
     return body.replace("__POLICY__", policy_template()).replace("__IS_SECRET__", secret_source())
-
-
-def membrane_source() -> str:
-    """membrane.js: the Proxy the model's code gets instead of the real page (refuses side doors)."""
-    return script_source("browser_copilot.safety", "membrane.js")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +114,9 @@ RUNTIME_MISSING = "__bcNeedsRuntime"
 
 @cache
 def runtime_version() -> str:
-    return hashlib.sha256((guard_template() + lexicon_json()).encode()).hexdigest()[:12]
+    """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
+    parts = (guard_template(), lexicon_json(), membrane_source(), json.dumps(globals_policy()))
+    return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
 
 
 _RUNTIME_FOR = """
@@ -138,17 +137,18 @@ _RUNTIME_FOR = """
 """
 
 
-def runtime_install_code() -> str:
-    """Code that leaves the guard runtime (guard, classifier, phrase table) on the browser context
-    object of the MCP server, once per server; guarded calls then carry only a stub, and put the
-    runtime into a document the first time they meet it there, with the phrase table of the page's
-    language (a few tens of kB instead of ~0.5 MB)."""
+def runtime_install_code(root: Path) -> str:
+    """Code that leaves, once per MCP server, the box the model's code runs in (a locked-down realm,
+    sandbox/box.py) and the guard runtime (guard, classifier, phrase table) on the browser context
+    object; guarded calls then carry only a stub, and put the runtime into a document the first time
+    they meet it there, with the phrase table of the page's language (a few tens of kB, not ~0.5 MB)."""
     return (
         "async (page) => { const c = page.context();\n"
         f"  const template = {json.dumps(guard_template())};\n"
         f"  const table = JSON.parse({json.dumps(lexicon_json())});\n"
         f"  const languageOf = {language_source()};\n"
         f"{_RUNTIME_FOR}"
+        f"{box_install_lines(root)}"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"
     )
@@ -189,59 +189,85 @@ def guarded_code(
             "  if (__checks.some((c) => __risky(c) || (__typing && c.secret)))"
             " return { __bcPreflight: __checks.filter((c) => __risky(c) || c.secret) };\n"
         )
-    # The model's code is defined outside the function that holds the real page (and `page`, the
-    # code tool's global, is shadowed), so it reaches Playwright only through the membrane.
+    # The model's code runs in the box (sandbox/membrane.js): a compartment of a locked-down realm that
+    # gets its source as a string and reaches Playwright only through the membrane. What runs here,
+    # in the code tool's own realm, is the app's: the guard around it, arming every page it acts on.
     return (
-        "((__code) => async (page) => {\n"
+        "async (page) => {\n"
         "  const __ctx = page.context();\n"
-        f"  if (__ctx.__bcRuntimeV !== {json.dumps(runtime_version())})"
+        f"  if (__ctx.__bcRuntimeV !== {json.dumps(runtime_version())} || !__ctx.__bcBox)"
         f" return {{ {RUNTIME_MISSING}: true }};\n"
-        "  const __guard = async (args) => {\n"
-        "    const call = () => page.evaluate("
+        f"  const __source = {json.dumps(code.strip().rstrip(';'))};\n"
+        "  const __exposed = "
+        f"{exposed_globals_js()};\n"
+        "  const __guardOn = async (p, args) => {\n"
+        "    const call = () => p.evaluate("
         "(a) => (window.__bcRuntime ? window.__bcRuntime(a) : '__bcMissing'), args);\n"
         "    let out = await call();\n"
         "    if (out === '__bcMissing') {\n"
-        "      const lang = await page.evaluate(() => document.documentElement.lang || '').catch(() => '');\n"
-        "      await page.evaluate(`void (window.__bcRuntime = ${__ctx.__bcRuntimeFor(lang)})`);\n"
+        "      const lang = await p.evaluate(() => document.documentElement.lang || '').catch(() => '');\n"
+        "      await p.evaluate(`void (window.__bcRuntime = ${__ctx.__bcRuntimeFor(lang)})`);\n"
         "      out = await call();\n"
         "    }\n"
         "    return out;\n"
         "  };\n"
+        "  const __guard = (args) => __guardOn(page, args);\n"
         f"{code_prelude(frames)}"
         f"{check}"
-        f"  const __membrane = {membrane_source()};\n"
+        f"  const __allowAll = {allow_js};\n"
+        # Every page the code acts on is armed before its first action (a tab or popup the code opened
+        # or found included), and again after each of its documents loads.
+        "  const __armed = new Map();\n"
+        "  const __arm = async (p) => {\n"
+        "    if (__armed.has(p)) return;\n"
+        # A permission is for the agent's tab, or for the held element (by its stamp) wherever it is.
+        "    const allow = p === page || (__allowAll && __allowAll.held.length) ? __allowAll : null;\n"
+        "    const again = () => { __guardOn(p, { op: 'arm', allow }).catch(() => false); };\n"
+        "    __armed.set(p, again);\n"
+        "    p.on('domcontentloaded', again);\n"
+        "    await __guardOn(p, { op: 'arm', allow }).catch(() => false);\n"
+        "  };\n"
+        "  const __pageOf = (t) => { try {"
+        " if (typeof t.mainFrame === 'function') return t;"
+        " if (typeof t.page === 'function') return t.page();"
+        " if (typeof t.owner === 'function') return t.owner().page();"
+        " if (t._page && typeof t._page.mainFrame === 'function') return t._page;"
+        " if (t._frame && typeof t._frame.page === 'function') return t._frame.page();"
+        " } catch (e) { /* not a page's */ } return page; };\n"
         # After each action: if the guard now holds something, the rest of the code does not run
         # (its next steps would act on a page that is waiting for the user's decision).
         "  let __halted = null;\n"
-        f"  const __options = {{ halted: () => __halted, {pace}afterAction: async () => {{\n"
-        "    const n = await page.evaluate(() => { let n = 0; const walk = (w) => { try {"
+        "  const __heldIn = (p) => p.evaluate(() => { let n = 0; const walk = (w) => { try {"
         " n += (w.__bcGuard && w.__bcGuard.armed && w.__bcGuard.held.length) || 0;"
         " for (let i = 0; i < w.frames.length; i += 1) walk(w.frames[i]); }"
         " catch (e) { /* cross-origin */ } };"
         " walk(window); return n; }).catch(() => 0);\n"
+        f"  const __options = {{ halted: () => __halted, {pace}afterAction: async () => {{\n"
+        "    let n = 0;\n"
+        "    for (const p of __armed.keys()) n += await __heldIn(p);\n"
         "    if (n) { __halted = 'Stopped: an action of this code is held for the user\\'s confirmation;"
         " the rest of the code did not run.'; throw new Error(__halted); }\n"
-        "  } };\n"
-        "  const __page = __membrane(page, __options);\n"
-        "  globalThis.page = __page;\n"
-        f"  const __arm = () => __guard({{ op: 'arm', allow: {allow_js} }})"
-        ".catch(() => false);\n"
-        "  await __arm();\n"
-        "  const __rearm = () => { __arm(); };\n"
-        "  page.on('domcontentloaded', __rearm);\n"
-        "  let __result; let __error = null;\n"
-        "  try { __result = await __code(__page, (n) => __options.wrap(el(n)))(__page); }"
-        " catch (e) { __error = e; }\n"
-        "  finally { page.off('domcontentloaded', __rearm); }\n"
-        "  const __report = await __guard({ op: 'disarm' })"
-        ".catch(() => ({ held: [], secretBlocked: 0 }));\n"
+        "  }, beforeActing: (t) => __arm(__pageOf(t)), el: (n) => el(n), exposed: __exposed };\n"
+        "  await __arm(page);\n"
+        "  let __out;\n"
+        "  try { __out = await __ctx.__bcBox.run(page, __source, __options); }\n"
+        "  finally { for (const [p, again] of __armed) p.off('domcontentloaded', again); }\n"
+        "  const __report = { held: [], secretBlocked: 0 };\n"
+        "  for (const p of __armed.keys()) {\n"
+        "    const r = await __guardOn(p, { op: 'disarm' }).catch(() => null);\n"
+        "    if (r) { __report.held.push(...r.held); __report.secretBlocked += r.secretBlocked; }\n"
+        "  }\n"
+        "  const __result = __out.json === undefined || __out.json === null"
+        " ? undefined : JSON.parse(__out.json);\n"
+        "  const __error = __out.error === undefined ? null"
+        " : Object.assign(new Error(__out.error), __out.name !== 'Error' ? { name: __out.name } : {});\n"
         "  if (__report.held.length || __report.secretBlocked) {\n"
         "    return { __bcGuard: __report, result: __result === undefined ? null : __result,"
-        " error: __error ? String(__error.message || __error) : null };\n"
+        " error: __error ? __error.message : null };\n"
         "  }\n"
         "  if (__error) throw __error;\n"
         "  return __result;\n"
-        f"}})((page, el, __end__, __fn__) => (\n{code.strip().rstrip(';')}\n))"
+        "}"
     )
 
 
@@ -277,8 +303,9 @@ def replay_code(held_id: str, kind: str, allow: Allow) -> str:
     selector = f'[data-bc-held="{held_id}"]'
     return guarded_code(
         "async (page) => { let target = null;"
-        f" for (const frame of page.frames()) {{ const l = frame.locator({json.dumps(selector)});"
-        " if (await l.count()) { target = l.first(); break; } }"
+        " for (const tab of [page, ...page.context().pages().filter((p) => p !== page)]) {"
+        f" for (const frame of tab.frames()) {{ const l = frame.locator({json.dumps(selector)});"
+        " if (await l.count()) { target = l.first(); break; } } if (target) break; }"
         " if (!target) throw new Error('the held element is no longer on the page');"
         f" {action} return 'done'; }}",
         None,

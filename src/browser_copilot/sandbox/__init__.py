@@ -1,0 +1,1 @@
+"""The box the model's code runs in: static vetting, the membrane, OS confinement and the network policy."""
