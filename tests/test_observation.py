@@ -381,11 +381,16 @@ async def test_the_users_own_phone_is_visible_to_the_model_a_password_is_not_and
     assert (await observe(browser_session)).errors == []
 
 
-def test_only_card_numbers_and_ibans_are_masked_in_what_the_model_reads() -> None:
+def test_only_card_numbers_ibans_and_keys_are_masked_in_what_the_model_reads() -> None:
     state = 'value="4111 1111 1111 1111" value="DE89 3704 0044 0532 0130 00" value="+44 20 7946 0958"'
     masked = mask_secrets(state)
-    assert masked == 'value="<masked>" value="<masked>" value="+44 20 7946 0958"'
+    assert masked == 'value="<card>" value="<iban>" value="+44 20 7946 0958"'
     assert mask_secrets('value="ann.lee@example.com"') == 'value="ann.lee@example.com"'
+    # Not Luhn-valid, not a valid IBAN: ordinary numbers stay.
+    assert mask_secrets("order 4111 1111 1111 1112, ref DE00 3704 0044 0532 0130 00") == (
+        "order 4111 1111 1111 1112, ref DE00 3704 0044 0532 0130 00"
+    )
+    assert mask_secrets("key sk-proj-abcdefghijklmnopqrstuv") == "key <api-key>"
 
 
 def test_with_many_tabs_open_the_newest_are_listed_with_the_agents_own() -> None:

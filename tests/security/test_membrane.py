@@ -281,3 +281,22 @@ async def test_ordinary_code_still_works_in_the_box(
         "random": "number",
     }
     assert result.value["n"] > 0
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "async (page) => { const m = await import('node:fs'); return typeof m.readFileSync }",
+        "async (page) => typeof eval('typeof process === \"object\" ? process : undefined').pid",
+        "async (page) => { const f = (0, eval)('(function () { return this })');"
+        " return typeof f().process.pid }",
+        "async (page) => typeof new Function('return process')().pid",
+        "async (page) => typeof (async () => 0).constructor('return process')",
+    ],
+)
+async def test_evaluators_inside_the_box_reach_only_the_box(
+    browser_session: BrowserSession, pages: PageServer, source: str
+) -> None:
+    await fresh(browser_session, pages, "form.html")
+    result = await in_box(browser_session, source)
+    assert not (result.ok and result.value in ("function", "number")), result

@@ -7,6 +7,7 @@ import re
 
 from browser_copilot.agent.state import ActionRecord, ErrorKind
 from browser_copilot.browser.results import CodeResult
+from browser_copilot.safety.redaction import mask_for_model
 
 _STALE = re.compile(
     r"not attached to the DOM|element is detached|detached from (the )?DOM|stale|"
@@ -73,9 +74,9 @@ def result_text(result: CodeResult, *, limit: int = 4000) -> str:
     """The tool message for a code call: the returned value or the error, compactly."""
     if not result.ok:
         lines = (result.error or "").splitlines()
-        return "Error: " + _short("\n".join(lines[:6]), limit)
+        return "Error: " + _short(mask_for_model("\n".join(lines[:6])), limit)
     if not result.returned:
         return "Done (the code returned nothing)."
     value = result.value
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return "Returned: " + _short(text, limit)
+    return "Returned: " + _short(mask_for_model(text), limit)

@@ -21,7 +21,7 @@ from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable
 from browser_copilot.safety.classifier import lexicon, secret_source
-from browser_copilot.safety.redaction import luhn_ok
+from browser_copilot.safety.redaction import mask_for_model
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
 UNTRUSTED_CLOSE = "</page_content>"
@@ -239,21 +239,12 @@ def parse_dialog(result: CodeResult) -> Dialog | None:
     return Dialog(match.group(1), match.group(2)) if match else None
 
 
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
-
-
 def mask_secrets(text: str) -> str:
-    """Card numbers (Luhn) and IBANs masked, and nothing else: the user's own name, e-mail, phone or
-    address typed into a form stay visible to the model so it can check what it typed. (Secret fields,
-    passwords and one-time codes, are masked in the page by `extractor.js`; logs are redacted
-    separately, by `safety.redaction.redact`.)"""
-
-    def card(match: re.Match[str]) -> str:
-        digits = re.sub(r"\D", "", match.group(0))
-        return "<masked>" if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
-
-    return _IBAN.sub("<masked>", _CARD.sub(card, text))
+    """Page text as the model may read it: card numbers (Luhn), valid IBANs, API keys and tokens
+    masked, and nothing else: the user's own name, e-mail, phone or address typed into a form stay
+    visible so it can check what it typed. (Secret fields, passwords and one-time codes, are masked in
+    the page by `extractor.js`; logs are redacted separately, by `safety.redaction.redact`.)"""
+    return mask_for_model(text)
 
 
 def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
@@ -261,11 +252,11 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         Element(
             n=int(e["n"]),
             role=str(e["role"]),
-            name=str(e.get("name", "")),
+            name=mask_secrets(str(e.get("name", ""))),
             state=mask_secrets(str(e.get("state", ""))),  # secrets only: the user's own details stay visible
             frame=tuple(int(f) for f in e.get("frame", [])),
             offscreen=bool(e.get("offscreen", False)),
-            context=str(e.get("context", "")),
+            context=mask_secrets(str(e.get("context", ""))),
             covered=str(e.get("covered", "")),
         )
         for e in data.get("elements", [])
@@ -273,10 +264,10 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
     tabs = [TabInfo(int(t[0]), bool(t[1]), str(t[2]), str(t[3])) for t in data.get("tabs", [])]
     return Observation(
         url=str(data.get("url", "")),
-        title=str(data.get("title", "")),
+        title=mask_secrets(str(data.get("title", ""))),
         tabs=tabs,
         elements=elements,
-        outline=[str(line) for line in data.get("outline", [])],
+        outline=[mask_secrets(str(line)) for line in data.get("outline", [])],
         counts={k: int(v) for k, v in data.get("counts", {}).items()},
         viewport={k: int(v) for k, v in data.get("viewport", {}).items()},
         full=full,

@@ -3,7 +3,8 @@
 // and its same-origin frames, whatever way the code reached them (locator, coordinates, evaluate,
 // keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
-// __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}.
+// __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}; arm and
+// disarm also return the values of the page's secret fields (for the box to mask).
 (args) => {
   const classify = __POLICY__;
   const isSecret = __IS_SECRET__;
@@ -165,7 +166,7 @@
       role: el.getAttribute('role') || (tag === 'a' ? 'link' : tag === 'button' ? 'button' : null),
       type: el.getAttribute('type') || (tag === 'button' && form ? 'submit' : null),
       name: nameOf(el),
-      value: el.tagName === 'INPUT' ? clean(el.value, 80) : null,
+      value: el.tagName === 'INPUT' ? (isSecret(el) ? '<masked>' : clean(el.value, 80)) : null,
       href: tag === 'a' ? el.getAttribute('href') : null,
       form_action: form ? form.action || null : null,
       form_method: form ? (form.getAttribute('method') || 'get').toLowerCase() : null,
@@ -273,6 +274,20 @@
     return guard;
   };
 
+  // The values of the secret fields (by what they are, open shadow roots included): the box masks them
+  // in whatever the code returns or throws, however it read them.
+  const secretValues = () => {
+    const found = [];
+    const walk = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && el.value && isSecret(el)) found.push(el.value);
+        if (el.shadowRoot) walk(el.shadowRoot);
+      }
+    };
+    for (const win of all) walk(win.document);
+    return found.slice(0, 50);
+  };
+
   const all = windows();
   if (args.op === 'arm') {
     const allow = args.allow || null;
@@ -293,7 +308,7 @@
         if (el) el.setAttribute('data-bc-allow', allow.token);
       }
     }
-    return true;
+    return { armed: true, secrets: secretValues() };
   }
   if (args.op === 'disarm') {
     const held = [];
@@ -306,7 +321,7 @@
       held.push(...guard.held);
       secretBlocked += guard.secretBlocked;
     }
-    return { held, secretBlocked };
+    return { held, secretBlocked, secrets: secretValues() };
   }
   if (args.op === 'facts') {
     // Pre-flight: verdicts for numbered targets (`el(N)`) and for names used in locators.

@@ -158,6 +158,51 @@ def needs_runtime(result: CodeResult) -> bool:
     return result.ok and isinstance(result.value, dict) and RUNTIME_MISSING in result.value
 
 
+# The values of the secret fields met while the code ran (before and after it) never leave this
+# realm: they are masked in the code's result and error, also encoded the common ways (JSON, URL,
+# base64, hex, reversed, spaced, character codes).
+_MASKING = """  const __secrets = new Set();
+  const __collect = `(() => { const isSecret = ${__IS_SECRET_SOURCE__}; const out = [];
+    for (const el of document.querySelectorAll('input, textarea')) {
+      if (el.value && isSecret(el)) out.push(el.value);
+    }
+    return out; })()`;
+  const __noteSecrets = (r) => {
+    for (const v of (r && r.secrets) || []) if (String(v).length >= 3) __secrets.add(String(v));
+  };
+  // Frames of another origin than their page (a payment provider's card field) are read one by one.
+  const __otherOrigins = async (p) => {
+    const origin = (u) => { try { return new URL(u).origin; } catch (e) { return u; } };
+    const main = origin(p.url());
+    const frames = p.frames().filter((f) => f !== p.mainFrame() && origin(f.url()) !== main);
+    const found = await Promise.all(frames.map((f) => f.evaluate(__collect).catch(() => [])));
+    __noteSecrets({ secrets: found.flat() });
+  };
+  const __variants = (v) => {
+    const utf8 = Buffer.from(v, 'utf8');
+    const b64 = utf8.toString('base64');
+    const chars = [...v];
+    return [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
+      utf8.toString('hex'), chars.reverse().join(''), [...v].join(' '), [...v].join(','),
+      [...v].map((c) => c.codePointAt(0)).join(',')].filter((x) => x.length >= 3);
+  };
+  const __mask = (text) => {
+    let out = String(text);
+    for (const v of __secrets) for (const form of __variants(v)) out = out.split(form).join('<masked>');
+    return out;
+  };
+  const __masked = (value) => {
+    if (value === undefined || !__secrets.size) return value;
+    const text = __mask(JSON.stringify(value));
+    try { return JSON.parse(text); } catch (e) { return text; }
+  };
+"""
+
+
+def _masking() -> str:
+    return _MASKING.replace("__IS_SECRET_SOURCE__", json.dumps(secret_source()))
+
+
 def guarded_code(
     code: str,
     frames: dict[str, list[int]] | None = None,
@@ -212,6 +257,7 @@ def guarded_code(
         "    return out;\n"
         "  };\n"
         "  const __guard = (args) => __guardOn(page, args);\n"
+        f"{_masking()}"
         f"{code_prelude(frames)}"
         f"{check}"
         f"  const __allowAll = {allow_js};\n"
@@ -225,7 +271,8 @@ def guarded_code(
         "    const again = () => { __guardOn(p, { op: 'arm', allow }).catch(() => false); };\n"
         "    __armed.set(p, again);\n"
         "    p.on('domcontentloaded', again);\n"
-        "    await __guardOn(p, { op: 'arm', allow }).catch(() => false);\n"
+        "    __noteSecrets(await __guardOn(p, { op: 'arm', allow }).catch(() => null));\n"
+        "    await __otherOrigins(p);\n"
         "  };\n"
         "  const __pageOf = (t) => { try {"
         " if (typeof t.mainFrame === 'function') return t;"
@@ -255,18 +302,24 @@ def guarded_code(
         "  const __report = { held: [], secretBlocked: 0 };\n"
         "  for (const p of __armed.keys()) {\n"
         "    const r = await __guardOn(p, { op: 'disarm' }).catch(() => null);\n"
-        "    if (r) { __report.held.push(...r.held); __report.secretBlocked += r.secretBlocked; }\n"
+        "    if (r) { __report.held.push(...r.held); __report.secretBlocked += r.secretBlocked;"
+        " __noteSecrets(r); }\n"
+        "    await __otherOrigins(p);\n"
         "  }\n"
         "  const __result = __out.json === undefined || __out.json === null"
         " ? undefined : JSON.parse(__out.json);\n"
-        "  const __error = __out.error === undefined ? null"
-        " : Object.assign(new Error(__out.error), __out.name !== 'Error' ? { name: __out.name } : {});\n"
-        "  if (__report.held.length || __report.secretBlocked) {\n"
-        "    return { __bcGuard: __report, result: __result === undefined ? null : __result,"
-        " error: __error ? __error.message : null };\n"
+        "  if (__out.error !== undefined) {\n"
+        "    const error = new Error(__mask(__out.error));\n"
+        "    if (__out.name !== 'Error') error.name = __out.name;\n"
+        "    if (!__report.held.length && !__report.secretBlocked) throw error;\n"
+        "    return __masked({ __bcGuard: __report, result: __result === undefined ? null : __result,"
+        " error: error.message });\n"
         "  }\n"
-        "  if (__error) throw __error;\n"
-        "  return __result;\n"
+        "  if (__report.held.length || __report.secretBlocked) {\n"
+        "    return __masked({ __bcGuard: __report, result: __result === undefined ? null : __result,"
+        " error: null });\n"
+        "  }\n"
+        "  return __masked(__result);\n"
         "}"
     )
 

@@ -210,6 +210,22 @@ def _iban_ok(text: str) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def mask_for_model(text: str) -> str:
+    """What the model may read of page text and code results (F47): Luhn-valid card numbers, valid
+    IBANs, API keys and tokens masked; the user's own details (name, e-mail, phone, address) and
+    ordinary numbers stay, so the model can check what it typed."""
+
+    def card(match: re.Match[str]) -> str:
+        digits = re.sub(r"\D", "", match.group(0))
+        before = match.string[match.start() - 1] if match.start() else ""
+        return "<card>" if before != "+" and 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
+
+    text = _JWT.sub("<token>", text)
+    text = _API_KEY.sub("<api-key>", text)
+    text = _IBAN.sub(lambda m: "<iban>" if _iban_ok(m.group(0)) else m.group(0), text)
+    return _CARD.sub(card, text)
+
+
 def find_secrets(text: str) -> list[Secret]:
     """Secrets in `text`, by where they are: a password or key with its value ("my password is x"),
     a one-time code, a CVV, a Luhn-valid card number, a valid IBAN, an API key or a JWT. Ordinary

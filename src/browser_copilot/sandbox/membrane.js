@@ -406,7 +406,13 @@
       const compartment = new Compartment({ globals, __options__: true });
       let fn;
       try {
-        fn = compartment.evaluate(`(${source}\n)`);
+        // `page.$eval(` looks like a direct eval to ses's heuristic (a compatibility check, not a
+        // security one, says ses); import() and HTML comments are rewritten so they cannot load anything.
+        fn = compartment.evaluate(`(${source}\n)`, {
+          __rejectSomeDirectEvalExpressions__: false,
+          __evadeImportExpressionTest__: true,
+          __evadeHtmlCommentTest__: true,
+        });
       } catch (e) {
         const d = describe(e);
         return { error: `The code does not compile: ${d.message}`, name: d.name };
