@@ -3,7 +3,8 @@
 // and its same-origin frames, whatever way the code reached them (locator, coordinates, evaluate,
 // keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
-// __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}; arm and
+// It runs in an isolated world of its own (safety/guard.py): page scripts can neither see nor replace
+// it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}; arm and
 // disarm also return the values of the page's secret fields (for the box to mask).
 (args) => {
   const classify = __POLICY__;
@@ -255,22 +256,30 @@
       target.setAttribute('data-bc-held', id);
       guard.held.push({ id, kind, facts, verdict, ...detailsOf(target, verdict, facts) });
     };
-    win.addEventListener('click', (e) => check(e.target, 'click', e), true);
-    win.addEventListener('submit', (e) => check(e.submitter || e.target, 'submit', e), true);
-    win.addEventListener('beforeinput', (e) => {
+    // The listeners the early script registered at document start, in this isolated world, before any
+    // page script (else, in a document met before the script was there, registered now).
+    const on = win.__bcEarly ? (type, fn) => win.__bcEarly.listen(type, fn)
+      : (type, fn) => (type === 'navigate' ? win.navigation && win.navigation.addEventListener(type, fn) : win.addEventListener(type, fn, true));
+    on('click', (e) => check(e.target, 'click', e));
+    on('submit', (e) => check(e.submitter || e.target, 'submit', e));
+    on('beforeinput', (e) => {
       if (guard.armed && isSecret(e.target)) { e.preventDefault(); guard.secretBlocked += 1; }
-    }, true);
-    const proto = win.HTMLFormElement.prototype;
-    for (const method of ['submit', 'requestSubmit']) {
-      const original = proto[method];
-      proto[method] = function patched(...rest) {
-        const submitter = rest[0] || this.querySelector('button[type=submit], button:not([type]), input[type=submit]') || this;
-        let blocked = false;
-        check(submitter, `${method}()`, { preventDefault() { blocked = true; }, stopImmediatePropagation() {} });
-        if (!blocked) return original.apply(this, rest);
-        return undefined;
-      };
-    }
+    });
+    // A form submission however the code started it (form.submit() of any realm, requestSubmit, Enter):
+    // the navigation the browser is about to perform carries the form's data.
+    on('navigate', (e) => {
+      if (!guard.armed || !e.formData) return;
+      const source = e.sourceElement || null;
+      const action = String(e.destination && e.destination.url || '');
+      const form = (source && (source.tagName === 'FORM' ? source : source.form || source.closest('form')))
+        || [...win.document.forms].find((f) => f.action === action || action.startsWith(`${f.action}?`)) || null;
+      const target = source && source.tagName !== 'FORM' ? source
+        : (form && form.querySelector('button[type=submit], button:not([type]), input[type=submit], input[type=image]')) || form;
+      if (target) check(target, 'submit()', e);
+      // The browser had announced the navigation (and the automation waits for it to finish): a
+      // same-document entry for the same URL tells it that none is coming.
+      if (e.defaultPrevented) win.setTimeout(() => win.history.replaceState(win.history.state, '', win.location.href), 0);
+    });
     return guard;
   };
 
@@ -344,6 +353,11 @@
       out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null }) });
     }
     return out;
+  }
+  if (args.op === 'count') {
+    let n = 0;
+    for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
+    return n;
   }
   if (args.op === 'classify') return classify(args.facts || {});
   return null;

@@ -116,6 +116,7 @@ RUNTIME_MISSING = "__bcNeedsRuntime"
 def runtime_version() -> str:
     """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
     parts = (guard_template(), lexicon_json(), membrane_source(), json.dumps(globals_policy()))
+    # world.js and early.js travel with each call: a change there needs no new install.
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
 
 
@@ -175,7 +176,8 @@ _MASKING = """  const __secrets = new Set();
     const origin = (u) => { try { return new URL(u).origin; } catch (e) { return u; } };
     const main = origin(p.url());
     const frames = p.frames().filter((f) => f !== p.mainFrame() && origin(f.url()) !== main);
-    const found = await Promise.all(frames.map((f) => f.evaluate(__collect).catch(() => [])));
+    const found = await Promise.all(frames.map((f) => f.evaluate(__collect, undefined, { world: 'utility' })
+      .catch(() => [])));
     __noteSecrets({ secrets: found.flat() });
   };
   const __variants = (v) => {
@@ -245,17 +247,8 @@ def guarded_code(
         f"  const __source = {json.dumps(code.strip().rstrip(';'))};\n"
         "  const __exposed = "
         f"{exposed_globals_js()};\n"
-        "  const __guardOn = async (p, args) => {\n"
-        "    const call = () => p.evaluate("
-        "(a) => (window.__bcRuntime ? window.__bcRuntime(a) : '__bcMissing'), args);\n"
-        "    let out = await call();\n"
-        "    if (out === '__bcMissing') {\n"
-        "      const lang = await p.evaluate(() => document.documentElement.lang || '').catch(() => '');\n"
-        "      await p.evaluate(`void (window.__bcRuntime = ${__ctx.__bcRuntimeFor(lang)})`);\n"
-        "      out = await call();\n"
-        "    }\n"
-        "    return out;\n"
-        "  };\n"
+        f"  const __guardOn = ({script_source('browser_copilot.safety', 'world.js')})"
+        f"(__ctx, {json.dumps(script_source('browser_copilot.safety', 'early.js'))});\n"
         "  const __guard = (args) => __guardOn(page, args);\n"
         f"{_masking()}"
         f"{code_prelude(frames)}"
@@ -284,11 +277,7 @@ def guarded_code(
         # After each action: if the guard now holds something, the rest of the code does not run
         # (its next steps would act on a page that is waiting for the user's decision).
         "  let __halted = null;\n"
-        "  const __heldIn = (p) => p.evaluate(() => { let n = 0; const walk = (w) => { try {"
-        " n += (w.__bcGuard && w.__bcGuard.armed && w.__bcGuard.held.length) || 0;"
-        " for (let i = 0; i < w.frames.length; i += 1) walk(w.frames[i]); }"
-        " catch (e) { /* cross-origin */ } };"
-        " walk(window); return n; }).catch(() => 0);\n"
+        "  const __heldIn = (p) => __guardOn(p, { op: 'count' }).catch(() => 0);\n"
         f"  const __options = {{ halted: () => __halted, {pace}afterAction: async () => {{\n"
         "    let n = 0;\n"
         "    for (const p of __armed.keys()) n += await __heldIn(p);\n"

@@ -1,0 +1,16 @@
+// The guard's first lines in a document (F41): run by the browser at document start, in the guard's
+// isolated world, before any script of the page. They register the capture listeners (and the
+// Navigation API's `navigate`) that the guard (guard.js, loaded later in the same world) hooks into,
+// so a page can neither remove them nor get its own listeners in first. Nothing of this is visible to
+// the page's scripts: the world's globals are its own.
+(() => {
+  if (window.__bcEarly) return;
+  const hooks = Object.create(null);
+  const relay = (type) => (event) => {
+    const hook = hooks[type];
+    if (hook) hook(event);
+  };
+  for (const type of ['click', 'submit', 'beforeinput']) window.addEventListener(type, relay(type), true);
+  if (window.navigation) window.navigation.addEventListener('navigate', relay('navigate'));
+  window.__bcEarly = Object.freeze({ listen(type, hook) { hooks[type] = hook; } });
+})();

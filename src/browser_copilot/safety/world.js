@@ -1,0 +1,52 @@
+// How the app's code (never the model's) talks to the guard: in an isolated world of the page's own,
+// through a DevTools session the app keeps on each page object (`__bcWorld`, out of the model's reach:
+// the membrane refuses `_` names and raw CDP). The early script (early.js) is registered for every
+// new document of the page, in that world, before the page's scripts run; the guard runtime is put
+// into a document's world the first time a call meets it there. Page scripts share the DOM with the
+// world but none of its globals. Called as (context, earlySource) => guardOn(page, args).
+(context, earlySource) => {
+  const WORLD = '__bc_guard';
+  const worldOf = async (page) => {
+    if (page.__bcWorld) return page.__bcWorld;
+    const session = await context.newCDPSession(page);
+    const { targetInfo } = await session.send('Target.getTargetInfo');
+    await session.send('Page.enable');  // scripts for new documents run only with the Page domain on
+    await session.send('Page.addScriptToEvaluateOnNewDocument', { source: earlySource, worldName: WORLD, runImmediately: true });
+    const world = { session, frameId: targetInfo.targetId, contextId: null };
+    page.__bcWorld = world;
+    return world;
+  };
+  const evaluate = async (page, expression) => {
+    const world = await worldOf(page);
+    for (let attempt = 0; ; attempt += 1) {
+      if (!world.contextId) {
+        const made = await world.session.send('Page.createIsolatedWorld', { frameId: world.frameId, worldName: WORLD });
+        world.contextId = made.executionContextId;
+      }
+      try {
+        const out = await world.session.send('Runtime.evaluate', {
+          expression, contextId: world.contextId, returnByValue: true, awaitPromise: true,
+        });
+        if (out.exceptionDetails) {
+          const e = out.exceptionDetails;
+          throw new Error(`the guard failed: ${(e.exception && e.exception.description) || e.text}`);
+        }
+        return out.result.value;
+      } catch (e) {
+        // The document changed (a navigation): its world has a new context.
+        if (attempt < 2 && /context|Execution/i.test(String(e.message))) { world.contextId = null; continue; }
+        throw e;
+      }
+    }
+  };
+  return async (page, args) => {
+    const call = `window.__bcRuntime ? window.__bcRuntime(${JSON.stringify(args)}) : '__bcMissing'`;
+    let out = await evaluate(page, call);
+    if (out === '__bcMissing') {
+      const lang = await evaluate(page, "document.documentElement.lang || ''").catch(() => '');
+      await evaluate(page, `if (!window.__bcEarly) { ${earlySource} }\nvoid (window.__bcRuntime = ${context.__bcRuntimeFor(lang)})`);
+      out = await evaluate(page, call);
+    }
+    return out;
+  };
+}

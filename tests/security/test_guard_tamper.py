@@ -1,0 +1,152 @@
+"""The guard cannot be switched off by the page, nor walked around by the code (F41).
+
+The guard lives in an isolated world of its own, registered before any page script runs: a page that
+pre-defines its names, replaces `addEventListener`, `click`, `submit`, `confirm` or
+`Function.prototype.toString`, or stops every event first, changes nothing that is held. A form
+submitted by any means (another realm's `HTMLFormElement.prototype.submit`, `requestSubmit`, Enter,
+a click) is held at the navigation the browser is about to perform. The shop's server counts the
+orders it really received."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.safety.guard import Allow, guard_report, guarded_code, replay_code
+
+HOSTILE = {
+    "none": "",
+    "fake guard names": (
+        "window.__bcRuntime = () => ({ held: [], secretBlocked: 0, secrets: [] });"
+        " window.__bcGuard = { armed: false, held: [] }; window.__bcEarly = { listen() {} };"
+    ),
+    "addEventListener dropped": (
+        "const add = EventTarget.prototype.addEventListener;"
+        " EventTarget.prototype.addEventListener = function (t, f, o) {"
+        " if (['click', 'submit', 'navigate'].includes(t)) return; return add.call(this, t, f, o) };"
+    ),
+    "every event stopped first": (
+        "for (const t of ['click', 'submit']) window.addEventListener(t, (e) => e.stopImmediatePropagation(), true);"
+        " if (window.navigation) navigation.addEventListener('navigate', (e) => e.stopImmediatePropagation());"
+    ),
+    "methods replaced": (
+        "HTMLFormElement.prototype.submit = HTMLFormElement.prototype.submit;"
+        " const real = HTMLFormElement.prototype.requestSubmit;"
+        " HTMLFormElement.prototype.requestSubmit = function (s) { return real.call(this, s) };"
+        " window.confirm = () => true; HTMLElement.prototype.click = HTMLElement.prototype.click;"
+        " Function.prototype.toString = () => 'function () { [native code] }';"
+    ),
+}
+
+WAYS = {
+    "a click": "async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }",
+    "Enter in the form": "async (page) => { await page.getByLabel('Note').press('Enter') }",
+    "requestSubmit()": "async (page) => { await page.evaluate(() => document.getElementById('pay').requestSubmit()) }",
+    "form.submit() of the page": (
+        "async (page) => { await page.evaluate(() => document.getElementById('pay').submit()) }"
+    ),
+    "submit() taken from a fresh iframe's realm": (
+        "async (page) => { await page.evaluate(() => { const f = document.createElement('iframe');"
+        " document.body.append(f); f.contentWindow.HTMLFormElement.prototype.submit"
+        ".call(document.getElementById('pay')) }) }"
+    ),
+    "a click dispatched by page code": (
+        "async (page) => { await page.evaluate(() => document.getElementById('place')"
+        ".dispatchEvent(new MouseEvent('click', { bubbles: true }))) }"
+    ),
+}
+
+
+class Shop:
+    """A shop whose order form posts to /order; it counts the orders it receives."""
+
+    def __init__(self) -> None:
+        self.orders: list[str] = []
+        shop = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                hostile = parse_qs(urlsplit(self.path).query).get("hostile", ["none"])[0]
+                body = (
+                    "<!doctype html><html lang=en><head><title>Checkout</title>"
+                    f"<script>{HOSTILE[hostile]}</script></head><body><h1>Checkout</h1>"
+                    "<form id=pay action=/order method=post><label>Note <input name=note value=x></label>"
+                    "<p>Total: $42.00</p><button type=submit id=place>Place order</button></form>"
+                    "</body></html>"
+                ).encode()
+                self._send(200, body)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                shop.orders.append(self.rfile.read(length).decode())
+                self._send(200, b"<title>Thank you</title><p>Order placed</p>")
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, hostile: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/checkout?hostile={hostile.replace(' ', '+')}"
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[Shop]:
+    shop = Shop()
+    yield shop
+    shop.server.shutdown()
+    shop.server.server_close()
+
+
+async def open_shop(session: BrowserSession, shop: Shop, hostile: str) -> None:
+    # The guard has seen this tab before (an earlier test, or this line's first call), so the page's
+    # document is a new one, with the early script in first.
+    await session.run_code(guarded_code("async (page) => 1", None, preflight=False))
+    await session.goto(shop.url(hostile))
+
+
+@pytest.mark.parametrize("hostile", list(HOSTILE))
+@pytest.mark.parametrize("way", list(WAYS))
+async def test_an_order_is_held_whatever_the_page_does_to_the_guard(
+    browser_session: BrowserSession, shop: Shop, hostile: str, way: str
+) -> None:
+    await open_shop(browser_session, shop, hostile)
+    before = len(shop.orders)
+    result = await browser_session.run_code(guarded_code(WAYS[way], None, preflight=False))
+    report = guard_report(result)
+    assert report is not None and report.held, result
+    assert report.held[0]["verdict"]["destructive"] or report.held[0]["verdict"].get("judge")
+    title = await browser_session.run_code(
+        "async (page) => await page.evaluate(() => document.title)", idempotent=True
+    )
+    assert title.value == "Checkout"  # still on the checkout page
+    assert len(shop.orders) == before  # the shop received nothing
+
+
+async def test_a_held_submission_runs_once_after_yes(browser_session: BrowserSession, shop: Shop) -> None:
+    await open_shop(browser_session, shop, "every event stopped first")
+    before = len(shop.orders)
+    result = await browser_session.run_code(
+        guarded_code(WAYS["submit() taken from a fresh iframe's realm"], None, preflight=False)
+    )
+    report = guard_report(result)
+    assert report is not None and report.held
+    held = report.held[0]
+    replayed = await browser_session.run_code(replay_code(held["id"], held["kind"], Allow(held=[held["id"]])))
+    assert replayed.ok, replayed.error
+    assert guard_report(replayed) is None
+    assert len(shop.orders) == before + 1
