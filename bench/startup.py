@@ -2,17 +2,19 @@
 
 Measures, with a headless Chromium this script starts and the pinned MCP server (sandboxed, as the app
 runs it), the medians of:
-  mcp_start      spawn the server, initialise the session, list tools
+  mcp_start      spawn the server, initialise the session, list tools (confined as MCP_SANDBOX=auto does:
+                 bubblewrap + Node's permission model where bubblewrap works)
+  mcp_start_node the same with Node's permission model only (MCP_SANDBOX=node), for the box's cost
   first_call     the first code call (connects to the browser over CDP, picks the agent tab)
   trivial_call   `async () => 1` in a warm session (ours: --timeout-settle 0)
   peer_trivial   the same call with the server's default --timeout-settle (500 ms), the peer
   app_ready      `main.py` start -> chat prompt accepting input (browser attached, MCP up)
-  app_rss        resident memory of the app (Python) and of the MCP server (Node) at the prompt
+  app_rss        resident memory of the app (Python) and of the MCP server (bwrap + Node) at the prompt
 
 Usage: uv run python bench/startup.py [--rounds N]
 The last line is the summary others script against:
 startup: mcp_start_ms=... first_call_ms=... trivial_call_ms=... peer_trivial_ms=... settle_ratio=...
-app_ready_ms=... app_rss_mb=... mcp_rss_mb=...
+app_ready_ms=... app_rss_mb=... mcp_rss_mb=... mcp_start_node_ms=... confinement=...
 """
 
 from __future__ import annotations
@@ -45,6 +47,28 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of `pid` and its descendants (the server is Node inside bwrap's box)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            total += rss_mb(current)
+        except OSError:
+            continue
+        todo += children.get(current, [])
+    return total
 
 
 def with_settle(spec: ServerSpec, settle_ms: int) -> ServerSpec:
@@ -100,7 +124,7 @@ def time_app_ready(browser: LaunchedBrowser, data_dir: Path) -> tuple[float, flo
     ready_ms = (time.perf_counter() - started) * 1000
     app_rss = rss_mb(process.pid)
     mcp_pid = find_child_pid(process.pid, str(data_dir))
-    mcp_rss = rss_mb(mcp_pid) if mcp_pid else float("nan")
+    mcp_rss = tree_rss_mb(mcp_pid) if mcp_pid else float("nan")
     process.stdin.write(b"/quit\n")
     process.stdin.flush()
     process.wait(30)
@@ -115,13 +139,16 @@ async def main() -> None:
     parser.add_argument("--calls", type=int, default=20)
     args = parser.parse_args()
     with bench_browser("bc-bench-") as (browser, work):
-        spec = build_server_spec(cdp_endpoint=browser.endpoint.url, data_dir=work / "data")
-        starts, firsts, trivial, peer = [], [], [], []
+        url, data_dir = browser.endpoint.url, work / "data"
+        spec = build_server_spec(cdp_endpoint=url, data_dir=data_dir)
+        node_only = build_server_spec(cdp_endpoint=url, data_dir=data_dir, sandbox="node")
+        starts, starts_node, firsts, trivial, peer = [], [], [], [], []
         for _ in range(args.rounds):
             start_ms, first_ms, calls = await time_session(spec, args.calls)
             starts.append(start_ms)
             firsts.append(first_ms)
             trivial += calls
+            starts_node.append((await time_session(node_only, 1))[0])
         for _ in range(max(1, args.rounds // 2)):
             *_, calls = await time_session(with_settle(spec, 500), 5)
             peer += calls
@@ -135,8 +162,10 @@ async def main() -> None:
         ("app start -> prompt", statistics.median(r[0] for r in ready), "ms"),
         ("app resident memory at prompt", statistics.median(r[1] for r in ready), "MB"),
         ("MCP server resident memory", statistics.median(r[2] for r in ready), "MB"),
+        ("MCP start, Node permission model only", statistics.median(starts_node), "ms"),
     ]
     print(f"Browser Copilot start-up bench ({args.rounds} rounds, {args.calls} calls each; medians)")
+    print(f"server: {spec.confinement.describe()}")
     print(f"{'measure':<44} {'value':>10}")
     for name, value, unit in rows:
         print(f"{name:<44} {value:>8.1f} {unit}")
@@ -145,7 +174,8 @@ async def main() -> None:
     print(
         f"startup: mcp_start_ms={rows[0][1]:.0f} first_call_ms={rows[1][1]:.0f} "
         f"trivial_call_ms={rows[2][1]:.1f} peer_trivial_ms={rows[3][1]:.0f} settle_ratio={ratio:.3f} "
-        f"app_ready_ms={rows[4][1]:.0f} app_rss_mb={rows[5][1]:.0f} mcp_rss_mb={rows[6][1]:.0f}"
+        f"app_ready_ms={rows[4][1]:.0f} app_rss_mb={rows[5][1]:.0f} mcp_rss_mb={rows[6][1]:.0f} "
+        f"mcp_start_node_ms={rows[7][1]:.0f} confinement={spec.confinement.level}"
     )
 
 

@@ -82,6 +82,18 @@ need_browser() {
     || die "A browser is needed: install Google Chrome, Microsoft Edge or Chromium (Debian/Ubuntu: sudo apt-get install chromium), or set BROWSER_EXECUTABLE."
 }
 
+need_bwrap() {
+  # bubblewrap confines the MCP server's process on Linux (MCP_SANDBOX=auto uses it when it is there);
+  # the tests need it, the app starts without it (with Node's permission model only) and says so.
+  [ "$(uname -s)" = Linux ] || return 0
+  command -v bwrap >/dev/null 2>&1 && return
+  say "bubblewrap is missing; installing Debian's bubblewrap (it confines the code tool's process)"
+  if ! apt_install bubblewrap; then
+    [ "$1" = test ] && die "The tests need bubblewrap: install it (Debian/Ubuntu: sudo apt-get install bubblewrap)."
+    say "could not install bubblewrap: the code tool runs with Node's permission model only (see main.py doctor)"
+  fi
+}
+
 pg_bindir() {
   local dir
   dir=$(pg_config --bindir 2>/dev/null || true)
@@ -107,6 +119,7 @@ bootstrap() {
   need_node
   need_node_modules
   need_browser "$1"
+  need_bwrap "$1"
   if [ "$1" = test ]; then need_postgres; fi
 }
 

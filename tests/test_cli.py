@@ -56,7 +56,7 @@ def test_doctor_passes_every_check_with_a_browser_and_a_model(
         assert any(line.startswith(f"OK   {name}") for line in lines), (name, done.stdout)
     assert "OK   memory       0 facts kept in" in done.stdout
     assert "browser_run_code_unsafe" in done.stdout
-    assert "Node permission model on" in done.stdout
+    assert "confinement os (bubblewrap + Node permission model on)" in done.stdout
     assert "round trip" in done.stdout
     assert lines[-1] == "doctor: 7 passed, 0 failed"
     assert alive(external_browser.pid)

@@ -76,6 +76,8 @@ def test_a_chat_task_with_a_confirmation_from_start_to_quit(
     child.sendline("/status")
     child.expect("success rate")
     child.expect("100%")
+    child.expect(r"confinement os \(bubblewrap \+ Node permission model on\)")
+    child.expect("not confined")
     quit_app(child)
     assert alive(external_browser.pid)
     wait_until(lambda: not pids_mentioning(str(tmp_path / "data")), what="the MCP server to exit")

@@ -18,6 +18,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from browser_copilot.errors import ConfigError
+from browser_copilot.sandbox.confinement import SandboxSetting, normalise_setting
 
 HeadlessMode = Literal["auto", "true", "false"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -55,7 +56,8 @@ _FIXES: dict[str, str] = {
     "MAX_TOOL_STEPS": "a whole number from 1 to 200",
     "DATA_DIR": "a folder the app may create and write to",
     "LOG_LEVEL": "DEBUG, INFO, WARNING or ERROR",
-    "MCP_SANDBOX": "true or false",
+    "MCP_SANDBOX": "auto (bubblewrap + Node's permission model where available, else the best there is), "
+    "os (require bubblewrap), node (Node's permission model only) or off; true = auto, false = off",
     "MCP_SERVERS_FILE": "the path of a JSON file of extra MCP servers (see README, Extra MCP servers), "
     "or leave it empty for DATA_DIR/mcp_servers.json",
     "MCP_SERVERS_TIMEOUT": "seconds from 1 to 600 an extra MCP server may take to answer one call",
@@ -107,7 +109,8 @@ class Settings(BaseSettings):
     pacing_same_site_gap_ms: int = Field(default=1500, ge=0, le=60_000)
     data_dir: Path = Field(default_factory=default_data_dir)
     log_level: LogLevel = "INFO"
-    mcp_sandbox: bool = True
+    mcp_sandbox: SandboxSetting = "auto"
+    """How the MCP server (the model's code) is confined: auto, os, node or off (see sandbox.confinement)."""
     mcp_servers_file: Path | None = None
     mcp_servers_timeout: float = Field(default=30.0, ge=1.0, le=600.0)
     database_url: SecretStr | None = None
@@ -216,6 +219,11 @@ class Settings(BaseSettings):
     @classmethod
     def _normalise_pacing(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("mcp_sandbox", mode="before")
+    @classmethod
+    def _normalise_sandbox(cls, value: Any) -> Any:
+        return normalise_setting(value)
 
     @field_validator("log_level", mode="before")
     @classmethod

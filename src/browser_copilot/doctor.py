@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from browser_copilot.agent.memory import MEMORY_DB, STORE_ERRORS, open_memory
+from browser_copilot.browser.mcp_server import ServerSpec
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import ConfigError, CopilotError
@@ -107,17 +108,8 @@ async def check_browser(settings: Settings, report: Report) -> None:
         }[endpoint.how]
         product = f" ({endpoint.browser})" if endpoint.browser else ""
         report.add(Check("browser", True, f"{endpoint.url}{product}: {how}"))
-        sandbox = "Node permission model on" if spec.sandboxed else "NOT sandboxed"
         opened = time.perf_counter() - started
-        report.add(
-            Check(
-                "mcp server",
-                spec.sandboxed or not settings.mcp_sandbox,
-                f"@playwright/mcp {spec.version}, code tool {mcp.code_tool_name}, {sandbox}, "
-                f"ready in {opened:.1f}s",
-                "" if spec.sandboxed or not settings.mcp_sandbox else " ".join(spec.notes),
-            )
-        )
+        report.add(mcp_server_check(settings, spec, mcp.code_tool_name, opened))
         times = [await session.round_trip_ms() for _ in range(5)]
         report.add(Check("code tool", True, f"round trip {statistics.median(times):.0f} ms (median of 5)"))
     except CopilotError as exc:
@@ -125,6 +117,22 @@ async def check_browser(settings: Settings, report: Report) -> None:
         report.add(Check("code tool", False, detail, fix or "run `main.py doctor` again"))
     finally:
         await session.close()
+
+
+def mcp_server_check(settings: Settings, spec: ServerSpec, code_tool: str, opened: float) -> Check:
+    """The MCP server started; its confinement level, failed when below what MCP_SANDBOX asks."""
+    confined = spec.confinement
+    detail = (
+        f"@playwright/mcp {spec.version}, code tool {code_tool}, ready in {opened:.1f}s; "
+        f"{confined.describe()}"
+    )
+    if not confined.enough:
+        return Check("mcp server", False, detail, confined.reason or f"set MCP_SANDBOX={confined.level}")
+    if settings.mcp_sandbox == "off":
+        return Check("mcp server", True, detail, "set MCP_SANDBOX=auto to confine the code tool", warn=True)
+    if settings.mcp_sandbox == "auto" and confined.reason:
+        return Check("mcp server", True, detail, confined.reason, warn=True)
+    return Check("mcp server", True, detail)
 
 
 def server_check(server: ExtraServer) -> Check:

@@ -32,8 +32,9 @@ HOSTILE = {
         " if (['click', 'submit', 'navigate'].includes(t)) return; return add.call(this, t, f, o) };"
     ),
     "every event stopped first": (
-        "for (const t of ['click', 'submit']) window.addEventListener(t, (e) => e.stopImmediatePropagation(), true);"
-        " if (window.navigation) navigation.addEventListener('navigate', (e) => e.stopImmediatePropagation());"
+        "const stop = (e) => e.stopImmediatePropagation();"
+        " for (const t of ['click', 'submit']) window.addEventListener(t, stop, true);"
+        " if (window.navigation) navigation.addEventListener('navigate', stop);"
     ),
     "methods replaced": (
         "HTMLFormElement.prototype.submit = HTMLFormElement.prototype.submit;"
@@ -47,7 +48,9 @@ HOSTILE = {
 WAYS = {
     "a click": "async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }",
     "Enter in the form": "async (page) => { await page.getByLabel('Note').press('Enter') }",
-    "requestSubmit()": "async (page) => { await page.evaluate(() => document.getElementById('pay').requestSubmit()) }",
+    "requestSubmit()": (
+        "async (page) => { await page.evaluate(() => document.getElementById('pay').requestSubmit()) }"
+    ),
     "form.submit() of the page": (
         "async (page) => { await page.evaluate(() => document.getElementById('pay').submit()) }"
     ),
@@ -101,7 +104,8 @@ class Shop:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def url(self, hostile: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/checkout?hostile={hostile.replace(' ', '+')}"
+        port = self.server.server_address[1]
+        return f"http://127.0.0.1:{port}/checkout?hostile={hostile.replace(' ', '+')}"
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,9 @@ managers belong to one background task (anyio cancel scopes must be left in the 
 them), so the connection can be opened and closed from different tasks (CLI, tests, server).
 
 The server runs JavaScript the model writes, in Node: it is confined with Node's permission model
-(no child processes, writes only in the data dir, no reads of the home directory) where Node has it.
+(no child processes, writes only in the data dir, no reads of the home directory) where Node has it,
+and on Linux inside bubblewrap too (`sandbox.confinement`: own pid namespace, a read-only view of the
+system, no home directory, a clean environment), as `MCP_SANDBOX` asks.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from mcp.types import TextContent
 
 from browser_copilot.errors import CodeToolMissing, McpStartError, McpUnavailable
 from browser_copilot.logs import log_tail
+from browser_copilot.sandbox import confinement
+from browser_copilot.sandbox.confinement import Confinement, SandboxSetting
 
 log = logging.getLogger(__name__)
 
@@ -123,11 +127,16 @@ class ServerSpec:
     env: dict[str, str]
     cwd: Path
     version: str
-    sandboxed: bool
+    confinement: Confinement
     stderr_log: Path
     output_dir: str
     """Unique per data dir: also how the server process is told apart from others."""
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def sandboxed(self) -> bool:
+        """Confined at all (Node's permission model, bubblewrap or both)."""
+        return self.confinement.level != "off"
 
     def connection(self) -> StdioConnection:
         # stderr is appended to a log file (the adapters give the child our terminal otherwise).
@@ -153,12 +162,14 @@ def build_server_spec(
     *,
     cdp_endpoint: str,
     data_dir: Path,
-    sandbox: bool = True,
+    sandbox: SandboxSetting = "auto",
     node: str | None = None,
     root: Path | None = None,
     cdp_timeout_ms: int = 60_000,
+    bwrap: str | None = None,
 ) -> ServerSpec:
-    """The command line of the pinned server, attached to `cdp_endpoint`, confined where possible."""
+    """The command line of the pinned server, attached to `cdp_endpoint`, confined as `sandbox` asks
+    (`bwrap`: bubblewrap's path, found on PATH when not given)."""
     script = find_server_script(root)
     node_path = node or shutil.which("node")
     if node_path is None:
@@ -177,21 +188,24 @@ def build_server_spec(
     if sockets is not None:
         env["PWTEST_SOCKETS_DIR"] = str(sockets)
         writable.append(sockets)
+    modules = script.resolve().parents[2]  # .../node_modules
+    node_real = Path(node_path).resolve()
+    flag = permission_flag(node_major(node_path)) if sandbox != "off" else None
+    confined = confinement.choose(
+        sandbox,
+        node_permission=flag is not None,
+        bwrap_problem=lambda: confinement.bwrap_problem(
+            bwrap or shutil.which("bwrap"), node=node_real, read_only=[modules]
+        ),
+    )
     node_args: list[str] = []
-    notes: list[str] = []
-    flag = permission_flag(node_major(node_path)) if sandbox else None
-    if flag is not None:
-        modules = script.resolve().parents[2]  # .../node_modules
+    if confined.node_permission:
+        assert flag is not None
         reads = [modules, data_real, *writable, "/proc", "/etc", "/usr", "/sys", "/dev"]
         node_args += [flag, "--no-warnings"]
         node_args += [f"--allow-fs-read={p}/*" for p in reads]
         node_args.append("--allow-fs-read=/run/WSL")
         node_args += [f"--allow-fs-write={p}/*" for p in writable]
-    elif sandbox:
-        notes.append(
-            "Node.js here has no permission model (needs Node 20+): the code tool runs "
-            "unconfined. Fix: install Node.js 20 or newer."
-        )
     server_args = [
         str(script.resolve()),
         "--cdp-endpoint",
@@ -208,13 +222,30 @@ def build_server_spec(
         "--output-dir",
         str(output_dir.resolve()),
     ]
+    command, args = node_path, node_args + server_args
+    if confined.bubblewrap:
+        # HOME is a folder of the box (no home directory is visible in it).
+        env["HOME"] = str(writable[2])
+        command = bwrap or shutil.which("bwrap") or "bwrap"
+        args = confinement.bwrap_command(
+            command,
+            node=node_real,
+            read_only=[modules],
+            writable=writable,
+            env=env,
+            cwd=mcp_dir.resolve(),
+            command=[str(node_real), *args],
+        )[1:]
+    # Say what is missing when it falls short of the setting, or when `auto` could do better here.
+    asked_best = sandbox == "auto" and sys.platform.startswith("linux")
+    notes = [confined.reason] if confined.reason and (not confined.enough or asked_best) else []
     return ServerSpec(
-        command=node_path,
-        args=node_args + server_args,
+        command=command,
+        args=args,
         env=env,
         cwd=mcp_dir.resolve(),
         version=server_version(script),
-        sandboxed=flag is not None,
+        confinement=confined,
         stderr_log=(data_dir / "logs" / "mcp-server.log").resolve(),
         output_dir=str(writable[0]),
         notes=notes,
@@ -341,7 +372,8 @@ class McpConnection:
         return f"Server log ({self.spec.stderr_log}): " + " | ".join(tail) if tail else ""
 
     def server_pid(self) -> int | None:
-        """PID of the server process (Linux), found among this process's children."""
+        """PID of the server process (Linux), found among this process's children: `bwrap` when the
+        server is in its box (killing it ends Node inside too: `--die-with-parent`), else Node."""
         return find_child_pid(os.getpid(), self.spec.output_dir)
 
 

@@ -277,11 +277,12 @@ def render_status(
         ("browser", f"{endpoint.url if endpoint else '-'}" + (f" ({endpoint.how})" if endpoint else "")),
         (
             "mcp",
-            f"@playwright/mcp {spec.version}, {'sandboxed' if spec.sandboxed else 'NOT sandboxed'}, "
-            f"restarts {browser.restarts}"
+            f"@playwright/mcp {spec.version}, confinement {spec.confinement.level} "
+            f"({spec.confinement.label}), restarts {browser.restarts}"
             if spec
             else "-",
         ),
+        ("not confined", spec.confinement.gaps if spec else "-"),
         ("model", model),
     ]
     for label, value in rows:
