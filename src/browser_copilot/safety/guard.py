@@ -108,7 +108,7 @@ def activated(code: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-RUNTIME_MISSING = "__bcNeedsRuntime"
+RUNTIME_MISSING = "__bcNeedsRuntime"  # call.js returns it
 """What guarded code returns, before running anything, when the MCP server lacks the guard runtime."""
 
 
@@ -159,52 +159,6 @@ def needs_runtime(result: CodeResult) -> bool:
     return result.ok and isinstance(result.value, dict) and RUNTIME_MISSING in result.value
 
 
-# The values of the secret fields met while the code ran (before and after it) never leave this
-# realm: they are masked in the code's result and error, also encoded the common ways (JSON, URL,
-# base64, hex, reversed, spaced, character codes).
-_MASKING = """  const __secrets = new Set();
-  const __collect = `(() => { const isSecret = ${__IS_SECRET_SOURCE__}; const out = [];
-    for (const el of document.querySelectorAll('input, textarea')) {
-      if (el.value && isSecret(el)) out.push(el.value);
-    }
-    return out; })()`;
-  const __noteSecrets = (r) => {
-    for (const v of (r && r.secrets) || []) if (String(v).length >= 3) __secrets.add(String(v));
-  };
-  // Frames of another origin than their page (a payment provider's card field) are read one by one.
-  const __otherOrigins = async (p) => {
-    const origin = (u) => { try { return new URL(u).origin; } catch (e) { return u; } };
-    const main = origin(p.url());
-    const frames = p.frames().filter((f) => f !== p.mainFrame() && origin(f.url()) !== main);
-    const found = await Promise.all(frames.map((f) => f.evaluate(__collect, undefined, { world: 'utility' })
-      .catch(() => [])));
-    __noteSecrets({ secrets: found.flat() });
-  };
-  const __variants = (v) => {
-    const utf8 = Buffer.from(v, 'utf8');
-    const b64 = utf8.toString('base64');
-    const chars = [...v];
-    return [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
-      utf8.toString('hex'), chars.reverse().join(''), [...v].join(' '), [...v].join(','),
-      [...v].map((c) => c.codePointAt(0)).join(',')].filter((x) => x.length >= 3);
-  };
-  const __mask = (text) => {
-    let out = String(text);
-    for (const v of __secrets) for (const form of __variants(v)) out = out.split(form).join('<masked>');
-    return out;
-  };
-  const __masked = (value) => {
-    if (value === undefined || !__secrets.size) return value;
-    const text = __mask(JSON.stringify(value));
-    try { return JSON.parse(text); } catch (e) { return text; }
-  };
-"""
-
-
-def _masking() -> str:
-    return _MASKING.replace("__IS_SECRET_SOURCE__", json.dumps(secret_source()))
-
-
 def guarded_code(
     code: str,
     frames: dict[str, list[int]] | None = None,
@@ -215,100 +169,33 @@ def guarded_code(
 ) -> str:
     """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it; with
     `pacing` in human mode, the membrane paces its actions (browser/pacing.js)."""
-    pace = f"beforeAction: {pacing_hook(pacing, secret_source())},\n    " if pacing and pacing.active else ""
-    allow_js = json.dumps(allow.to_js() if allow else None)
+    pace = pacing_hook(pacing, secret_source()) if pacing and pacing.active else "undefined"
     numbers, names = targets(code) if preflight else ([], [])
-    check = ""
-    if numbers or names:
-        # Pre-flight, in the same call: classify the code's targets before it runs; stop if one is
-        # destructive and not allowed, or if the code would type into a secret field.
-        facts = json.dumps({"op": "facts", "numbers": numbers, "names": names})
-        check = (
-            f"  const __allow = {allow_js};\n"
-            f"  const __checks = await __guard({facts}).catch(() => []);\n"
-            "  const __ok = (c) => !!__allow && ((c.ref.startsWith('el(')"
-            " && __allow.numbers.includes(Number(c.ref.slice(3, -1))))"
-            " || __allow.names.includes(c.ref.toLowerCase()));\n"
-            f"  const __typing = {json.dumps(types_into(code))};\n"
-            f"  const __acts = {json.dumps([a.lower() for a in activated(code)])};\n"
-            "  const __risky = (c) => (c.verdict.destructive || c.verdict.judge)"
-            " && __acts.includes(c.ref.toLowerCase()) && !__ok(c);\n"
-            "  if (__checks.some((c) => __risky(c) || (__typing && c.secret)))"
-            " return { __bcPreflight: __checks.filter((c) => __risky(c) || c.secret) };\n"
-        )
-    # The model's code runs in the box (sandbox/membrane.js): a compartment of a locked-down realm that
-    # gets its source as a string and reaches Playwright only through the membrane. What runs here,
-    # in the code tool's own realm, is the app's: the guard around it, arming every page it acts on.
+    check = (
+        {
+            "numbers": numbers,
+            "names": names,
+            "typing": types_into(code),
+            "acts": [a.lower() for a in activated(code)],
+        }
+        if numbers or names
+        else None
+    )
+    # The model's code runs in the box (sandbox/membrane.js), a compartment of a locked-down realm
+    # that gets its source as a string and reaches Playwright only through the membrane; call.js, the
+    # app's side of the call, runs here with the real page.
+    world = script_source("browser_copilot.safety", "world.js")
+    early = json.dumps(script_source("browser_copilot.safety", "early.js"))
     return (
         "async (page) => {\n"
-        "  const __ctx = page.context();\n"
-        f"  if (__ctx.__bcRuntimeV !== {json.dumps(runtime_version())} || !__ctx.__bcBox)"
-        f" return {{ {RUNTIME_MISSING}: true }};\n"
-        f"  const __source = {json.dumps(code.strip().rstrip(';'))};\n"
-        "  const __exposed = "
-        f"{exposed_globals_js()};\n"
-        f"  const __guardOn = ({script_source('browser_copilot.safety', 'world.js')})"
-        f"(__ctx, {json.dumps(script_source('browser_copilot.safety', 'early.js'))});\n"
-        "  const __guard = (args) => __guardOn(page, args);\n"
-        f"{_masking()}"
         f"{code_prelude(frames)}"
-        f"{check}"
-        f"  const __allowAll = {allow_js};\n"
-        # Every page the code acts on is armed before its first action (a tab or popup the code opened
-        # or found included), and again after each of its documents loads.
-        "  const __armed = new Map();\n"
-        "  const __arm = async (p) => {\n"
-        "    if (__armed.has(p)) return;\n"
-        # A permission is for the agent's tab, or for the held element (by its stamp) wherever it is.
-        "    const allow = p === page || (__allowAll && __allowAll.held.length) ? __allowAll : null;\n"
-        "    const again = () => { __guardOn(p, { op: 'arm', allow }).catch(() => false); };\n"
-        "    __armed.set(p, again);\n"
-        "    p.on('domcontentloaded', again);\n"
-        "    __noteSecrets(await __guardOn(p, { op: 'arm', allow }).catch(() => null));\n"
-        "    await __otherOrigins(p);\n"
-        "  };\n"
-        "  const __pageOf = (t) => { try {"
-        " if (typeof t.mainFrame === 'function') return t;"
-        " if (typeof t.page === 'function') return t.page();"
-        " if (typeof t.owner === 'function') return t.owner().page();"
-        " if (t._page && typeof t._page.mainFrame === 'function') return t._page;"
-        " if (t._frame && typeof t._frame.page === 'function') return t._frame.page();"
-        " } catch (e) { /* not a page's */ } return page; };\n"
-        # After each action: if the guard now holds something, the rest of the code does not run
-        # (its next steps would act on a page that is waiting for the user's decision).
-        "  let __halted = null;\n"
-        "  const __heldIn = (p) => __guardOn(p, { op: 'count' }).catch(() => 0);\n"
-        f"  const __options = {{ halted: () => __halted, {pace}afterAction: async () => {{\n"
-        "    let n = 0;\n"
-        "    for (const p of __armed.keys()) n += await __heldIn(p);\n"
-        "    if (n) { __halted = 'Stopped: an action of this code is held for the user\\'s confirmation;"
-        " the rest of the code did not run.'; throw new Error(__halted); }\n"
-        "  }, beforeActing: (t) => __arm(__pageOf(t)), el: (n) => el(n), exposed: __exposed };\n"
-        "  await __arm(page);\n"
-        "  let __out;\n"
-        "  try { __out = await __ctx.__bcBox.run(page, __source, __options); }\n"
-        "  finally { for (const [p, again] of __armed) p.off('domcontentloaded', again); }\n"
-        "  const __report = { held: [], secretBlocked: 0 };\n"
-        "  for (const p of __armed.keys()) {\n"
-        "    const r = await __guardOn(p, { op: 'disarm' }).catch(() => null);\n"
-        "    if (r) { __report.held.push(...r.held); __report.secretBlocked += r.secretBlocked;"
-        " __noteSecrets(r); }\n"
-        "    await __otherOrigins(p);\n"
-        "  }\n"
-        "  const __result = __out.json === undefined || __out.json === null"
-        " ? undefined : JSON.parse(__out.json);\n"
-        "  if (__out.error !== undefined) {\n"
-        "    const error = new Error(__mask(__out.error));\n"
-        "    if (__out.name !== 'Error') error.name = __out.name;\n"
-        "    if (!__report.held.length && !__report.secretBlocked) throw error;\n"
-        "    return __masked({ __bcGuard: __report, result: __result === undefined ? null : __result,"
-        " error: error.message });\n"
-        "  }\n"
-        "  if (__report.held.length || __report.secretBlocked) {\n"
-        "    return __masked({ __bcGuard: __report, result: __result === undefined ? null : __result,"
-        " error: null });\n"
-        "  }\n"
-        "  return __masked(__result);\n"
+        f"  const __call = {script_source('browser_copilot.safety', 'call.js')};\n"
+        f"  return await __call(page, {{ version: {json.dumps(runtime_version())},"
+        f" source: {json.dumps(code.strip().rstrip(';'))},\n"
+        f"    allow: {json.dumps(allow.to_js() if allow else None)}, preflight: {json.dumps(check)},\n"
+        f"    exposed: {exposed_globals_js()},\n"
+        f"    el: (n) => el(n), beforeAction: {pace},\n"
+        f"    guard: ({world})(page.context(), {early}) }});\n"
         "}"
     )
 

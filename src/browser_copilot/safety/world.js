@@ -3,7 +3,7 @@
 // the membrane refuses `_` names and raw CDP). The early script (early.js) is registered for every
 // new document of the page, in that world, before the page's scripts run; the guard runtime is put
 // into a document's world the first time a call meets it there. Page scripts share the DOM with the
-// world but none of its globals. Called as (context, earlySource) => guardOn(page, args).
+// world but none of its globals. Called as (context, earlySource) => { page(page, args), frame(frame, args) }.
 (context, earlySource) => {
   const WORLD = '__bc_guard';
   const worldOf = async (page) => {
@@ -39,14 +39,21 @@
       }
     }
   };
-  return async (page, args) => {
+  // The guard's ops in one document: `evaluate(expression)` runs in the guard's world there.
+  const ops = (evaluate) => async (args) => {
     const call = `window.__bcRuntime ? window.__bcRuntime(${JSON.stringify(args)}) : '__bcMissing'`;
-    let out = await evaluate(page, call);
+    let out = await evaluate(call);
     if (out === '__bcMissing') {
-      const lang = await evaluate(page, "document.documentElement.lang || ''").catch(() => '');
-      await evaluate(page, `if (!window.__bcEarly) { ${earlySource} }\nvoid (window.__bcRuntime = ${context.__bcRuntimeFor(lang)})`);
-      out = await evaluate(page, call);
+      const lang = await evaluate("document.documentElement.lang || ''").catch(() => '');
+      await evaluate(`if (!window.__bcEarly) { ${earlySource} }\nvoid (window.__bcRuntime = ${context.__bcRuntimeFor(lang)})`);
+      out = await evaluate(call);
     }
     return out;
+  };
+  return {
+    page: (page, args) => ops((expression) => evaluate(page, expression))(args),
+    // A frame of another origin (out of process, too): Playwright's own isolated world in it, where
+    // the guard is put when a call first meets the frame (after the frame's scripts, unlike in pages).
+    frame: (frame, args) => ops((expression) => frame.evaluate(expression, undefined, { world: 'utility' }))(args),
   };
 }

@@ -1,0 +1,142 @@
+// The app's side of one code call (F41, F45, F47). It runs in the code tool's per-call VM realm with
+// the real page; the model's code does not run here but in the box (sandbox/membrane.js), which gets
+// its source as a string. Around it: the pre-flight check of the targets the code names, the guard
+// armed in every page the code acts on and in each frame of another origin in them, the halt after a
+// held action, the guard's report, and the values of secret fields masked in whatever comes back.
+// Called as (page, config) with config = { version, source, allow, preflight, exposed, el,
+// beforeAction, guard } (guard: world.js's { page, frame }).
+async (page, config) => {
+  const context = page.context();
+  if (context.__bcRuntimeV !== config.version || !context.__bcBox) return { __bcNeedsRuntime: true };
+  const guard = config.guard;
+  const allow = config.allow;
+
+  // Secrets: the values of secret fields seen before and after the code (every guarded document).
+  const secrets = new Set();
+  const note = (report) => {
+    for (const v of (report && report.secrets) || []) if (String(v).length >= 3) secrets.add(String(v));
+  };
+  const variants = (v) => {
+    const utf8 = Buffer.from(v, 'utf8');
+    const b64 = utf8.toString('base64');
+    return [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
+      utf8.toString('hex'), [...v].reverse().join(''), [...v].join(' '), [...v].join(','),
+      [...v].map((ch) => ch.codePointAt(0)).join(',')].filter((x) => x.length >= 3);
+  };
+  const mask = (text) => {
+    let out = String(text);
+    for (const v of secrets) for (const form of variants(v)) out = out.split(form).join('<masked>');
+    return out;
+  };
+  const masked = (value) => {
+    if (value === undefined || !secrets.size) return value;
+    const text = mask(JSON.stringify(value));
+    try { return JSON.parse(text); } catch (e) { return text; }
+  };
+
+  // Pre-flight, before the code runs: a destructive target the code names and activates, not
+  // allowed, or typing into a secret field, stops the call.
+  if (config.preflight) {
+    const { numbers, names, typing, acts } = config.preflight;
+    const checks = await guard.page(page, { op: 'facts', numbers, names }).catch(() => []);
+    const ok = (c) => !!allow && ((c.ref.startsWith('el(') && allow.numbers.includes(Number(c.ref.slice(3, -1))))
+      || allow.names.includes(c.ref.toLowerCase()));
+    const risky = (c) => (c.verdict.destructive || c.verdict.judge) && acts.includes(c.ref.toLowerCase()) && !ok(c);
+    if (checks.some((c) => risky(c) || (typing && c.secret))) {
+      return { __bcPreflight: checks.filter((c) => risky(c) || c.secret) };
+    }
+  }
+
+  // Where the guard is armed: every page the code acts on (a tab or popup it opened or found
+  // included), armed before its first action and again in each new document, and in each of them the
+  // frames the page's own world cannot reach (another origin, or below one).
+  const origin = (url) => {
+    try { const o = new URL(url).origin; return o === 'null' ? null : o; } catch (e) { return null; }
+  };
+  const originOf = (frame) => {
+    for (let f = frame; f; f = f.parentFrame()) { const o = origin(f.url()); if (o) return o; }
+    return null;
+  };
+  const apart = (p) => p.frames().filter((f) => {
+    for (let x = f; x !== p.mainFrame(); x = x.parentFrame()) {
+      if (!x.parentFrame() || originOf(x) !== originOf(x.parentFrame())) return true;
+    }
+    return false;
+  });
+  const targets = new Map();
+  // A permission is for the agent's tab, or for the held element (by its stamp) wherever it is.
+  const allowFor = (t) => (t === page || (allow && allow.held.length) ? allow : null);
+  const op = (t, args) => (targets.get(t).kind === 'page' ? guard.page(t, args) : guard.frame(t, args));
+  const arm = async (p) => {
+    if (!targets.has(p)) {
+      const again = () => { guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null); };
+      const moved = (f) => { if (f !== p.mainFrame()) targets.delete(f); };
+      targets.set(p, { kind: 'page', again, moved });
+      p.on('domcontentloaded', again);
+      p.on('framenavigated', moved);
+      note(await guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null));
+    }
+    for (const f of apart(p)) {
+      if (targets.has(f)) continue;
+      targets.set(f, { kind: 'frame' });
+      note(await guard.frame(f, { op: 'arm', allow: allowFor(f) }).catch(() => null));
+    }
+  };
+  const pageOf = (t) => {
+    try {
+      if (typeof t.mainFrame === 'function') return t;
+      if (typeof t.page === 'function') return t.page();
+      if (typeof t.owner === 'function') return t.owner().page();
+      if (t._page && typeof t._page.mainFrame === 'function') return t._page;
+      if (t._frame && typeof t._frame.page === 'function') return t._frame.page();
+    } catch (e) { /* not a page's */ }
+    return page;
+  };
+
+  // After each action: if the guard now holds something, the rest of the code does not run (its
+  // next steps would act on a page that is waiting for the user's decision).
+  let halted = null;
+  const options = {
+    halted: () => halted,
+    beforeAction: config.beforeAction,
+    beforeActing: (t) => arm(pageOf(t)),
+    afterAction: async () => {
+      let n = 0;
+      for (const t of [...targets.keys()]) n += Number(await op(t, { op: 'count' }).catch(() => 0)) || 0;
+      if (n) {
+        halted = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
+        throw new Error(halted);
+      }
+    },
+    el: config.el,
+    exposed: config.exposed,
+  };
+  await arm(page);
+  let out;
+  try {
+    out = await context.__bcBox.run(page, config.source, options);
+  } finally {
+    for (const [t, entry] of targets) {
+      if (entry.kind !== 'page') continue;
+      t.off('domcontentloaded', entry.again);
+      t.off('framenavigated', entry.moved);
+    }
+  }
+  const report = { held: [], secretBlocked: 0 };
+  for (const t of [...targets.keys()]) {
+    const r = await op(t, { op: 'disarm' }).catch(() => null);
+    if (!r) continue;
+    report.held.push(...r.held);
+    report.secretBlocked += r.secretBlocked;
+    note(r);
+  }
+
+  const result = out.json === undefined || out.json === null ? undefined : JSON.parse(out.json);
+  const error = out.error === undefined ? null : new Error(mask(out.error));
+  if (error && out.name !== 'Error') error.name = out.name;
+  if (report.held.length || report.secretBlocked) {
+    return masked({ __bcGuard: report, result: result === undefined ? null : result, error: error ? error.message : null });
+  }
+  if (error) throw error;
+  return masked(result);
+}
