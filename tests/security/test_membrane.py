@@ -300,3 +300,19 @@ async def test_evaluators_inside_the_box_reach_only_the_box(
     await fresh(browser_session, pages, "form.html")
     result = await in_box(browser_session, source)
     assert not (result.ok and result.value in ("function", "number")), result
+
+
+async def test_cyclic_and_large_values_cross_once_without_exhausting_the_server(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await fresh(browser_session, pages, "form.html")
+    result = await in_box(
+        browser_session,
+        "async (page) => { const a = await page.evaluate(() => {"
+        " const a = { n: 1 }; a.self = a; a.list = [a, a]; return a });"
+        " const w = await page.evaluate(() => window);"
+        " return [a.self === a, a.list[1] === a, typeof w] }",
+    )
+    assert result.ok, result.error
+    assert result.value[:2] == [True, True]
+    assert (await browser_session.run_code("async () => 1", idempotent=True)).ok  # the server is alive

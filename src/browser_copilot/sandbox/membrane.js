@@ -134,20 +134,25 @@
       return typeof ctor === 'function' && get(ctor, 'name') === 'Object';
     };
 
-    // Host -> compartment.
-    const toLocal = (v, depth = 0) => {
+    // Host -> compartment. Data is copied once per object (a cyclic or shared structure stays one), up
+    // to a bounded number of objects per crossing.
+    const MAX_COPIES = 20000;
+    const toLocal = (v, depth = 0, copies = null) => {
       if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return v;
       if (toReal.has(v)) return v;
       if (toProxy.has(v)) return toProxy.get(v);
       if (HOST.has(v)) return refuser('this object', INTRINSIC);
-      if (depth > MAX_DEPTH) return undefined;
       if (typeof v === 'function') return functionProxy(v);
+      const made = copies || new Map();
+      if (made.has(v)) return made.get(v);
+      if (depth > MAX_DEPTH || made.size > MAX_COPIES) return undefined;
       const tag = guarded(() => tagOf(v));
       if (tag === '[object Error]') return localError(v);
       if (isArray(v)) {
         const out = [];
-        const n = guarded(() => get(v, 'length'));
-        for (let i = 0; i < n; i += 1) out.push(toLocal(guarded(() => get(v, i)), depth + 1));
+        made.set(v, out);
+        const n = Math.min(Number(guarded(() => get(v, 'length'))) || 0, MAX_COPIES);
+        for (let i = 0; i < n; i += 1) out.push(toLocal(guarded(() => get(v, i)), depth + 1, made));
         return out;
       }
       if (thenable(v)) {
@@ -158,7 +163,8 @@
       if (tag === '[object Date]') return new Date(guarded(() => apply(get(v, 'getTime'), v, [])));
       if (guarded(() => isPlainHost(v))) {
         const out = {};
-        for (const k of guarded(() => keys(v))) out[k] = toLocal(guarded(() => get(v, k)), depth + 1);
+        made.set(v, out);
+        for (const k of guarded(() => keys(v))) out[k] = toLocal(guarded(() => get(v, k)), depth + 1, made);
         return out;
       }
       return objectProxy(v);
@@ -166,22 +172,31 @@
 
     // Compartment -> host: copies made here, so nothing of the model's (getters, proxies, prototypes)
     // is handed to Playwright; functions become callbacks that cross their arguments inwards.
-    const toForeign = (v, depth = 0, inEvaluate = false) => {
+    const toForeign = (v, depth = 0, inEvaluate = false, copies = null) => {
       if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return v;
       if (toReal.has(v)) return toReal.get(v);
-      if (depth > MAX_DEPTH) throw new TypeError('Browser Copilot: an argument is nested too deeply');
       if (typeof v === 'function') {
         if (inEvaluate) throw refusal('a function inside evaluate()\'s argument', BINDING);
         return callbackFor(v);
       }
-      if (isArray(v)) return v.map((x) => toForeign(x, depth + 1, inEvaluate));
+      const made = copies || new Map();
+      if (made.has(v)) return made.get(v);
+      if (depth > MAX_DEPTH || made.size > MAX_COPIES) throw new TypeError('Browser Copilot: an argument is too large or nested too deeply');
+      const next = (x) => toForeign(x, depth + 1, inEvaluate, made);
+      if (isArray(v)) {
+        const out = [];
+        made.set(v, out);
+        for (const x of v) out.push(next(x));
+        return out;
+      }
       if (v instanceof RegExp) return new RegExp(String(v.source), String(v.flags));
       if (v instanceof Date) return new Date(apply(Date.prototype.getTime, v, []));
       if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
       if (v instanceof ArrayBuffer) return v.slice(0);
       if (thenable(v)) return Promise.resolve(v).then((x) => toForeign(x, depth + 1, inEvaluate));
       const out = {};
-      for (const k of keys(v)) out[k] = toForeign(v[k], depth + 1, inEvaluate);
+      made.set(v, out);
+      for (const k of keys(v)) out[k] = next(v[k]);
       return out;
     };
     const callbackFor = (fn) => {

@@ -1,0 +1,141 @@
+"""Every page the code can reach is guarded (F41): a frame of another origin (reached by a CSS
+locator or a frame locator), a tab the code opens with `context().newPage()`, a popup from
+`window.open`, a tab found in `context().pages()`. In each, the order is held and the shop's server
+receives nothing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.safety.guard import Allow, guard_report, guarded_code, replay_code
+
+ORDER_FORM = (
+    "<!doctype html><html lang=en><head><title>Shop</title></head><body><h1>Checkout</h1>"
+    "<form id=pay action=/order method=post><p>Total: $42.00</p>"
+    "<button type=submit id=place>Place order</button></form></body></html>"
+)
+
+
+class Shop:
+    """A shop on 127.0.0.1 whose checkout is also embedded, from `localhost` (another origin)."""
+
+    def __init__(self) -> None:
+        self.orders: list[str] = []
+        shop = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path.startswith("/embed"):
+                    port = self.server.server_address[1]
+                    body = (
+                        "<!doctype html><title>Blog</title><h1>A blog</h1>"
+                        f"<iframe id=shop src='http://localhost:{port}/checkout' width=400></iframe>"
+                    )
+                else:
+                    body = ORDER_FORM
+                self._send(body.encode())
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                shop.orders.append(self.rfile.read(length).decode())
+                self._send(b"<title>Thanks</title>Order placed")
+
+            def _send(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.server.server_address[1]}{path}"
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[Shop]:
+    shop = Shop()
+    yield shop
+    shop.server.shutdown()
+    shop.server.server_close()
+
+
+WAYS = {
+    "a CSS locator into a cross-origin frame": (
+        "async (page) => { await page.frameLocator('#shop').locator('#place').click() }"
+    ),
+    "the frame object of a cross-origin frame": (
+        "async (page) => { const f = page.frames().find((f) => f.url().includes('localhost'));"
+        " await f.locator('#place').click() }"
+    ),
+    "Enter on the button in a cross-origin frame": (
+        "async (page) => { await page.frameLocator('#shop').locator('#place').press('Enter') }"
+    ),
+    "a tab the code opens": (
+        "async (page) => { const p = await page.context().newPage(); await p.goto(SHOP);"
+        " await p.locator('#place').click() }"
+    ),
+    "a popup from window.open": (
+        "async (page) => { const [p] = await Promise.all([page.waitForEvent('popup'),"
+        " page.evaluate((u) => window.open(u), SHOP)]); await p.waitForLoadState();"
+        " await p.locator('#place').click() }"
+    ),
+    "a tab found in context().pages()": (
+        "async (page) => { const p = await page.context().newPage(); await p.goto(SHOP);"
+        " const found = page.context().pages().find((x) => x.url() === SHOP);"
+        " await found.evaluate(() => document.getElementById('pay').submit()) }"
+    ),
+}
+
+
+async def close_other_tabs(session: BrowserSession) -> None:
+    await session.run_code(
+        "async (page) => { for (const p of page.context().pages()) if (p !== page && /Shop|Thanks/.test(await"
+        " p.title().catch(() => ''))) await p.close(); }",
+        idempotent=True,
+    )
+
+
+@pytest.mark.parametrize("way", list(WAYS))
+async def test_an_order_anywhere_the_code_reaches_is_held(
+    browser_session: BrowserSession, shop: Shop, way: str
+) -> None:
+    await browser_session.goto(shop.url("/embed"))
+    before = len(shop.orders)
+    source = WAYS[way].replace("SHOP", repr(shop.url("/checkout")))
+    try:
+        result = await browser_session.run_code(guarded_code(source, None, preflight=False))
+        report = guard_report(result)
+        assert report is not None and report.held, result
+        assert report.held[0]["verdict"]["category"] == "order"
+        assert len(shop.orders) == before
+    finally:
+        await close_other_tabs(browser_session)
+
+
+async def test_an_order_held_in_a_cross_origin_frame_runs_once_after_yes(
+    browser_session: BrowserSession, shop: Shop
+) -> None:
+    await browser_session.goto(shop.url("/embed"))
+    before = len(shop.orders)
+    result = await browser_session.run_code(
+        guarded_code(WAYS["a CSS locator into a cross-origin frame"], None, preflight=False)
+    )
+    report = guard_report(result)
+    assert report is not None and report.held
+    held = report.held[0]
+    replayed = await browser_session.run_code(replay_code(held["id"], held["kind"], Allow(held=[held["id"]])))
+    assert replayed.ok, replayed.error
+    assert guard_report(replayed) is None
+    assert len(shop.orders) == before + 1
