@@ -93,18 +93,37 @@ async (page, config) => {
     return page;
   };
 
+  let halted = null;
+  // An address the code opens with goto() that acts when opened (a committing GET) is held like a
+  // button, before the browser is asked to load it.
+  const held = [];
+  const halt = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
+  const beforeGoto = async (t, url) => {
+    const p = pageOf(t);
+    await arm(p);
+    const href = String(url);
+    const facts = { tag: 'a', role: 'link', name: '', href, url: p.url(), navigation: true, context: '' };
+    const verdict = await guard.page(p, { op: 'classify', facts }).catch(() => null);
+    if (!verdict || (!verdict.destructive && !verdict.judge)) return;
+    if (allow && allow.names.includes(href.toLowerCase())) return;
+    held.push({ id: `held-goto-${Date.now()}-${held.length}`, kind: 'navigate', url: href,
+      facts: { ...facts, name: `the address ${href.slice(0, 100)}` }, verdict, values: [], amount: null, count: null });
+    halted = halt;
+    throw new Error(halt);
+  };
+
   // After each action: if the guard now holds something, the rest of the code does not run (its
   // next steps would act on a page that is waiting for the user's decision).
-  let halted = null;
   const options = {
     halted: () => halted,
     beforeAction: config.beforeAction,
     beforeActing: (t) => arm(pageOf(t)),
+    beforeGoto,
     afterAction: async () => {
       let n = 0;
       for (const t of [...targets.keys()]) n += Number(await op(t, { op: 'count' }).catch(() => 0)) || 0;
       if (n) {
-        halted = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
+        halted = halt;
         throw new Error(halted);
       }
     },
@@ -122,7 +141,7 @@ async (page, config) => {
       t.off('framenavigated', entry.moved);
     }
   }
-  const report = { held: [], secretBlocked: 0 };
+  const report = { held: [...held], secretBlocked: 0 };
   for (const t of [...targets.keys()]) {
     const r = await op(t, { op: 'disarm' }).catch(() => null);
     if (!r) continue;

@@ -256,6 +256,19 @@
       target.setAttribute('data-bc-held', id);
       guard.held.push({ id, kind, facts, verdict, ...detailsOf(target, verdict, facts) });
     };
+    const goTo = (e) => {
+      const url = String(e.destination.url);
+      const facts = { tag: 'a', role: 'link', name: '', href: url, url: win.location.href, navigation: true,
+        lang: win.document.documentElement.lang || null, title: win.document.title, context: '' };
+      const verdict = classify(facts);
+      if (!verdict.destructive && !verdict.judge) return;
+      const allow = guard.allow;
+      if (allow && allow.names && allow.names.includes(url.toLowerCase())) { guard.allow = null; return; }
+      e.preventDefault();
+      if (guard.held.length >= 5) return;
+      guard.held.push({ id: `held-${Date.now()}-${guard.held.length}`, kind: 'navigate', url,
+        facts: { ...facts, name: `the address ${url.slice(0, 100)}` }, verdict, values: [], amount: null, count: null });
+    };
     // The listeners the early script registered at document start, in this isolated world, before any
     // page script (else, in a document met before the script was there, registered now).
     const on = win.__bcEarly ? (type, fn) => win.__bcEarly.listen(type, fn)
@@ -268,14 +281,20 @@
     // A form submission however the code started it (form.submit() of any realm, requestSubmit, Enter):
     // the navigation the browser is about to perform carries the form's data.
     on('navigate', (e) => {
-      if (!guard.armed || !e.formData) return;
-      const source = e.sourceElement || null;
-      const action = String(e.destination && e.destination.url || '');
-      const form = (source && (source.tagName === 'FORM' ? source : source.form || source.closest('form')))
-        || [...win.document.forms].find((f) => f.action === action || action.startsWith(`${f.action}?`)) || null;
-      const target = source && source.tagName !== 'FORM' ? source
-        : (form && form.querySelector('button[type=submit], button:not([type]), input[type=submit], input[type=image]')) || form;
-      if (target) check(target, 'submit()', e);
+      if (!guard.armed || !e.cancelable || e.hashChange) return;
+      if (e.formData) {
+        const source = e.sourceElement || null;
+        const action = String(e.destination && e.destination.url || '');
+        const form = (source && (source.tagName === 'FORM' ? source : source.form || source.closest('form')))
+          || [...win.document.forms].find((f) => f.action === action || action.startsWith(`${f.action}?`)) || null;
+        const target = source && source.tagName !== 'FORM' ? source
+          : (form && form.querySelector('button[type=submit], button:not([type]), input[type=submit], input[type=image]')) || form;
+        if (target) check(target, 'submit()', e);
+      } else if (!e.sourceElement && e.navigationType !== 'traverse' && e.navigationType !== 'reload') {
+        // An address opened by code (location, window.location.assign...): a link's own click was
+        // checked as a click already.
+        goTo(e);
+      }
       // The browser had announced the navigation (and the automation waits for it to finish): a
       // same-document entry for the same URL tells it that none is coming.
       if (e.defaultPrevented) win.setTimeout(() => win.history.replaceState(win.history.state, '', win.location.href), 0);

@@ -221,8 +221,13 @@ def guard_report(result: CodeResult) -> GuardReport | None:
     )
 
 
-def replay_code(held_id: str, kind: str, allow: Allow) -> str:
-    """Perform a held action exactly once, with the guard letting that one event through."""
+def replay_code(held_id: str, kind: str, allow: Allow, url: str | None = None) -> str:
+    """Perform a held action exactly once, with the guard letting that one event through (a held
+    address, kind `navigate`, is opened once)."""
+    if kind == "navigate" and url:
+        once = Allow(names=[url], held=allow.held, token=allow.token)
+        code = f"async (page) => {{ await page.goto({json.dumps(url)}); return 'done'; }}"
+        return guarded_code(code, None, once)
     action = (
         "await target.click();"
         if kind == "click"

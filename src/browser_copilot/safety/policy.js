@@ -6,7 +6,8 @@
 // the control commits something (a non-GET form, a review step, payment fields, an amount, a warning
 // dialog, danger styling) but its words are generic ("Continue", "OK") or unknown.
 //
-// Input: DOM facts {tag, role, type, name, value, href, form_action, form_method, context, url, lang}
+// Input: DOM facts {tag, role, type, name, value, href, form_action, form_method, context, url, lang;
+// navigation: true for an address opened without a link}
 // and, when the page gave them, signals {dialog, haspopup, danger, payment, amount, review, editable,
 // bulk, confirm}. Output: {destructive, category, reason, judge}.
 (() => {
@@ -172,6 +173,40 @@
   const BUTTON_TYPES = new Set(['submit', 'button', 'reset', 'image']);
 
   const verdict = (destructive, category, reason, judge = false) => ({ destructive, category, reason, judge });
+
+  // An address that commits when it is opened (a GET that acts): its last path segment, or its last
+  // two joined, is a committing word ("/orders/7/cancel", "/checkout/complete"), or its query says so
+  // ("?confirm=1", "?action=delete"). Words are data (lexicon.json: url_commits, url_commit_keys,
+  // url_action_keys); ids and numbers in the path are skipped.
+  const URL_COMMITS = LEXICON.url_commits || {};
+  const URL_YES_KEYS = new Set(LEXICON.url_commit_keys || []);
+  const URL_ACTION_KEYS = new Set(LEXICON.url_action_keys || []);
+  const squash = (s) => {
+    let text = String(s);
+    try { text = decodeURIComponent(text); } catch (e) { /* keep it encoded */ }
+    return text.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  };
+  const urlCommits = (href) => {
+    // Parsed by hand: the classifier also runs where there is no URL class (policy-check's context).
+    const parts = /^(?:([a-z][a-z0-9+.-]*):)?(?:\/\/[^/?#]*)?([^?#]*)(?:\?([^#]*))?/i.exec(String(href || ''));
+    if (!parts || (parts[1] && !/^https?$/i.test(parts[1]))) return null;
+    const segments = parts[2].split('/').map(squash)
+      .filter((x) => x && !/^\d+$/.test(x) && !/^[0-9a-f]{12,}$/.test(x) && !/\d{4,}/.test(x));
+    const last = segments[segments.length - 1];
+    const pair = segments.slice(-2).join('');
+    for (const word of [pair, last]) if (word && Object.hasOwn(URL_COMMITS, word)) return [URL_COMMITS[word], word];
+    for (const pairText of String(parts[3] || '').split('&')) {
+      if (!pairText) continue;
+      const at = pairText.indexOf('=');
+      const k = at < 0 ? pairText : pairText.slice(0, at);
+      const v = at < 0 ? '' : pairText.slice(at + 1);
+      const key = squash(k.replace(/\+/g, ' '));
+      const value = squash(v.replace(/\+/g, ' '));
+      if (URL_YES_KEYS.has(key) && /^(1|true|yes|y|on|)$/.test(value)) return [URL_COMMITS[key] || 'submit', `${k}=${v}`];
+      if (URL_ACTION_KEYS.has(key) && Object.hasOwn(URL_COMMITS, value)) return [URL_COMMITS[value], `${k}=${v}`];
+    }
+    return null;
+  };
   const safe = (reason, judge = false) => verdict(false, 'safe', reason, judge);
 
   // A dialog's question that the control answers with its own words ("Turn off 2-step verification?" ·
@@ -212,6 +247,11 @@
     // Ticking, choosing and typing can be undone; the button that sends the form is what commits.
     if (NON_ACTION_ROLES.has(role) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea') {
       return safe(`a ${role || type || tag || 'field'} is not an action`);
+    }
+    // A link or a navigation to an address that acts when opened: held like the button it stands for.
+    if (isLink || facts.navigation) {
+      const byUrl = urlCommits(href);
+      if (byUrl) return verdict(true, byUrl[0], `its address commits ("${byUrl[1]}")`);
     }
     // A control that first opens a dialog or menu ("Empty trash…", aria-haspopup) commits nothing yet.
     if (!facts.dialog && (/(…|\.\.\.)\s*$/.test(String(facts.name || '')) || facts.haspopup)) {

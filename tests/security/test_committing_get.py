@@ -1,0 +1,125 @@
+"""A GET that acts is held like a button (F40, F41): a link whose address commits, an address the code
+opens with `goto()`, `location.href = …` or `location.assign()` written in `evaluate` — the words are
+data (lexicon.json: url_commits, url_commit_keys, url_action_keys), ids in the path are skipped. The
+server counts the requests it really received; an ordinary address still opens at once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.safety.guard import Allow, guard_report, guarded_code, replay_code
+
+
+class Site:
+    """A site that records every path it is asked for."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.paths.append(self.path)
+                body = (
+                    b"<!doctype html><html lang=en><title>Orders</title><h1>Your order 7</h1>"
+                    b"<a id=place href='/checkout/complete'>Place order</a>"
+                    b"<a id=posts href='/posts/123'>Posts</a>"
+                )
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def asked(self, prefix: str) -> int:
+        return sum(1 for p in self.paths if p.startswith(prefix))
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    site = Site()
+    yield site
+    site.server.shutdown()
+    site.server.server_close()
+
+
+COMMITTING = {
+    "a link whose address completes the checkout": (
+        "async (page) => { await page.locator('#place').click() }",
+        "/checkout/complete",
+    ),
+    "goto() to cancel an order": (
+        "async (page) => { await page.goto(ORIGIN + '/orders/7/cancel') }",
+        "/orders/7/cancel",
+    ),
+    "goto() with ?confirm=1": (
+        "async (page) => { await page.goto(ORIGIN + '/transfer?confirm=1') }",
+        "/transfer",
+    ),
+    "location.href in evaluate": (
+        "async (page) => { await page.evaluate((o) => { location.href = o + '/list?action=delete&id=3' },"
+        " ORIGIN) }",
+        "/list",
+    ),
+    "location.assign in evaluate": (
+        "async (page) => { await page.evaluate((o) => location.assign(o + '/newsletter/unsubscribe'),"
+        " ORIGIN) }",
+        "/newsletter/unsubscribe",
+    ),
+}
+
+
+@pytest.mark.parametrize("way", list(COMMITTING))
+async def test_a_get_that_acts_is_held_before_it_is_sent(
+    browser_session: BrowserSession, site: Site, way: str
+) -> None:
+    await browser_session.goto(site.url("/orders/7"))
+    code, path = COMMITTING[way]
+    source = code.replace("ORIGIN", repr(site.url("")))
+    result = await browser_session.run_code(guarded_code(source, None, preflight=False))
+    report = guard_report(result)
+    assert report is not None and report.held, result
+    assert report.held[0]["verdict"]["destructive"]
+    assert site.asked(path) == 0
+    # /yes: the address is opened once.
+    held = report.held[0]
+    replayed = await browser_session.run_code(
+        replay_code(held["id"], held["kind"], Allow(held=[held["id"]]), held.get("url"))
+    )
+    assert replayed.ok, replayed.error
+    assert guard_report(replayed) is None
+    if held["kind"] == "navigate" or way.startswith("a link"):
+        assert site.asked(path) == 1
+    site.paths.clear()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "async (page) => { await page.locator('#posts').click(); await page.waitForURL('**/posts/123') }",
+        "async (page) => { await page.goto(ORIGIN + '/search?q=delete+account') }",
+        "async (page) => { await page.goto(ORIGIN + '/help/how-to-cancel') }",
+    ],
+)
+async def test_an_ordinary_address_opens_at_once(
+    browser_session: BrowserSession, site: Site, code: str
+) -> None:
+    await browser_session.goto(site.url("/orders/7"))
+    result = await browser_session.run_code(guarded_code(code.replace("ORIGIN", repr(site.url(""))), None))
+    assert result.ok, result.error
+    assert guard_report(result) is None
