@@ -36,6 +36,10 @@ HOSTILE = {
         " for (const t of ['click', 'submit']) window.addEventListener(t, stop, true);"
         " if (window.navigation) navigation.addEventListener('navigate', stop);"
     ),
+    "document.open() erases every listener": (
+        "window.addEventListener('DOMContentLoaded', () => { const html = document.documentElement.outerHTML;"
+        " document.open(); document.write(html.replace(/<script>.*?<\\/script>/s, '')); document.close(); });"
+    ),
     "methods replaced": (
         "HTMLFormElement.prototype.submit = HTMLFormElement.prototype.submit;"
         " const real = HTMLFormElement.prototype.requestSubmit;"

@@ -139,3 +139,34 @@ async def test_an_order_held_in_a_cross_origin_frame_runs_once_after_yes(
     assert replayed.ok, replayed.error
     assert guard_report(replayed) is None
     assert len(shop.orders) == before + 1
+
+
+CLOSED = (
+    "<h1>Checkout</h1><x-buy id=h></x-buy><script>"
+    "const r = document.getElementById('h').attachShadow({ mode: 'closed' });"
+    "r.innerHTML = '<form><p>Total $42.00</p><button>Place order</button></form>';"
+    "r.querySelector('form').addEventListener('submit', (e) => { e.preventDefault();"
+    " window.__bought = (window.__bought || 0) + 1 });</script>"
+)
+
+
+@pytest.mark.parametrize(
+    "way",
+    [
+        "async (page) => { await page.keyboard.press('Tab'); await page.keyboard.press('Enter') }",
+        "async (page) => { await page.locator('x-buy').click() }",
+        "async (page) => { const b = await page.locator('x-buy').boundingBox();"
+        " await page.mouse.click(b.x + b.width / 2, b.y + b.height / 2) }",
+    ],
+)
+async def test_a_button_in_a_closed_shadow_root_is_not_activated_unseen(
+    browser_session: BrowserSession, shop: Shop, way: str
+) -> None:
+    await browser_session.goto(shop.url("/embed"))
+    assert (await browser_session.run_code(f"async (page) => {{ await page.setContent({CLOSED!r}) }}")).ok
+    result = await browser_session.run_code(guarded_code(way, None, preflight=False))
+    report = guard_report(result)
+    assert report is not None and report.held, result
+    assert report.held[0]["verdict"].get("judge") or report.held[0]["verdict"]["destructive"]
+    bought = await browser_session.run_code("async (page) => await page.evaluate(() => window.__bought ?? 0)")
+    assert bought.value == 0

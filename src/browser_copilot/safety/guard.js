@@ -242,11 +242,16 @@
       const form = target.tagName === 'FORM' ? target : target.form || target.closest('form');
       return target === passed || (form !== null && (passed.form === form || passed.closest('form') === form));
     };
+    // An element whose content lives in a closed shadow root (the event reaches us retargeted to it):
+    // nothing of what was activated inside can be read.
+    const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
+      && !(el.textContent || '').trim() && el.getClientRects().length > 0;
     const check = (node, kind, event) => {
       if (!guard.armed || !node || !node.closest) return;
       const target = node.closest(ACTIONABLE) || node;
       if (sameAction(target, kind)) return;
       const facts = factsOf(target);
+      if (!facts.name && closedHost(target)) facts.opaque = true;
       const verdict = classify(facts);
       if ((!verdict.destructive && !verdict.judge) || allowed(target, facts)) return;
       event.preventDefault();
@@ -320,6 +325,7 @@
   if (args.op === 'arm') {
     const allow = args.allow || null;
     for (const win of all) {
+      if (win.__bcEarly && win.__bcEarly.check) win.__bcEarly.check();
       const guard = install(win);
       guard.armed = true;
       guard.held = [];

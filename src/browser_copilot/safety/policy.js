@@ -7,7 +7,7 @@
 // dialog, danger styling) but its words are generic ("Continue", "OK") or unknown.
 //
 // Input: DOM facts {tag, role, type, name, value, href, form_action, form_method, context, url, lang;
-// navigation: true for an address opened without a link}
+// navigation: true for an address opened without a link; opaque: true for a closed component}
 // and, when the page gave them, signals {dialog, haspopup, danger, payment, amount, review, editable,
 // bulk, confirm}. Output: {destructive, category, reason, judge}.
 (() => {
@@ -266,6 +266,8 @@
     }
     const contextHit = hits(T, contextText, true)[0] || null;
     if (!name) {
+      // Activated inside a closed shadow root: what it was cannot be read, so the judge looks.
+      if (facts.opaque) return safe('a control inside a closed component (nothing of it can be read)', true);
       for (const [category, rx] of ICONS) {
         if (rx.test(String(facts.context || ''))) return verdict(true, category, `icon-only control (${category} icon)`);
       }
