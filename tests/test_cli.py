@@ -52,13 +52,14 @@ def test_doctor_passes_every_check_with_a_browser_and_a_model(
     done = run_app("doctor", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    for name in ("config", "data dir", "browser", "mcp server", "code tool", "memory", "llm"):
+    for name in ("config", "data dir", "browser", "mcp server", "code tool", "network", "memory", "llm"):
         assert any(line.startswith(f"OK   {name}") for line in lines), (name, done.stdout)
     assert "OK   memory       0 facts kept in" in done.stdout
     assert "browser_run_code_unsafe" in done.stdout
     assert "confinement os (bubblewrap + Node permission model on)" in done.stdout
     assert "round trip" in done.stdout
-    assert lines[-1] == "doctor: 7 passed, 0 failed"
+    assert "OK   network      policy: on (own DevTools connection" in done.stdout
+    assert lines[-1] == "doctor: 8 passed, 0 failed"
     assert alive(external_browser.pid)
     assert_nothing_left(tmp_path / "data")
 
@@ -71,7 +72,7 @@ def test_doctor_fails_on_a_missing_model_and_says_how_to_set_it(
     assert "FAIL llm" in done.stdout
     assert "fix: set LLM_BASE_URL, LLM_API_KEY and LLM_MODEL" in done.stdout
     assert "OK   code tool" in done.stdout
-    assert done.stdout.splitlines()[-1] == "doctor: 6 passed, 1 failed"
+    assert done.stdout.splitlines()[-1] == "doctor: 7 passed, 1 failed"
 
 
 def test_doctor_explains_a_missing_browser_and_a_memory_store_it_cannot_open(tmp_path: Path) -> None:

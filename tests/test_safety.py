@@ -11,8 +11,8 @@ from langchain_core.messages import ToolMessage
 
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.safety.guard import Allow, guard_report, guarded_code, preflight_checks, replay_code
-from browser_copilot.safety.urls import UrlPolicy
 from browser_copilot.safety.vetting import vet_code
+from browser_copilot.sandbox.network import UrlPolicy
 from tests.support.agent import fresh, make_runner, value
 from tests.support.pages import PageServer
 from tests.support.scripted_model import code, say

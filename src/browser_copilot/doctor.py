@@ -112,6 +112,7 @@ async def check_browser(settings: Settings, report: Report) -> None:
         report.add(mcp_server_check(settings, spec, mcp.code_tool_name, opened))
         times = [await session.round_trip_ms() for _ in range(5)]
         report.add(Check("code tool", True, f"round trip {statistics.median(times):.0f} ms (median of 5)"))
+        report.add(network_check(session))
     except CopilotError as exc:
         detail, fix = _split_fix(str(exc))
         report.add(Check("code tool", False, detail, fix or "run `main.py doctor` again"))
@@ -133,6 +134,19 @@ def mcp_server_check(settings: Settings, spec: ServerSpec, code_tool: str, opene
     if settings.mcp_sandbox == "auto" and confined.reason:
         return Check("mcp server", True, detail, confined.reason, warn=True)
     return Check("mcp server", True, detail)
+
+
+def network_check(session: BrowserSession) -> Check:
+    """The network policy (the app's own DevTools connection, sandbox/network.py) is on."""
+    guard = session.network
+    if guard is None or not guard.connected:
+        return Check(
+            "network",
+            False,
+            "policy: not connected, so no code runs",
+            "allow the browser's second DevTools connection",
+        )
+    return Check("network", True, f"policy: on ({guard.describe()})")
 
 
 def server_check(server: ExtraServer) -> Check:

@@ -80,3 +80,8 @@ class ExtraServerUnavailable(CopilotError):
         self.back = back
         """True when the server was restarted and its tools work again (the call itself was lost)."""
         super().__init__(reason)
+
+
+class NetworkPolicyDown(BrowserError):
+    """The app's own DevTools connection (the network policy, `sandbox.network`) is not connected: no
+    code runs in the browser until it is (fail closed)."""

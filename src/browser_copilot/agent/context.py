@@ -12,7 +12,7 @@ from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventSink, discard
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.safety.judge import Judge
-from browser_copilot.safety.urls import UrlPolicy
+from browser_copilot.sandbox.network import UrlPolicy
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from browser_copilot.config import Settings
 from browser_copilot.events import EventSink, discard
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.safety.judge import Judge
-from browser_copilot.safety.urls import UrlPolicy
 
 SESSIONS_DB = "sessions.sqlite"
 
@@ -34,7 +33,7 @@ def make_context(
         limits=Limits(max_tool_steps=settings.max_tool_steps),
         vision=settings.llm_vision,
         events=events,
-        url_policy=UrlPolicy(*settings.domain_lists),
+        url_policy=browser.url_policy,
         judge=Judge(llm),
         pacing=Pacing(
             mode=settings.pacing,

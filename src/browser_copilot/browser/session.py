@@ -9,6 +9,9 @@ Recovery: the browser gone (connection refused, target closed) -> relaunch it if
 else look for it again and report `BrowserUnavailable` while it is not back; the MCP server process
 gone -> restart the session once and say so. The model's code is only re-sent when it cannot have
 run (the connection was refused before it started).
+
+The network policy (`sandbox.network.NetworkGuard`, the app's own DevTools connection) starts after the
+MCP server and covers every code call; while it is not connected no code runs (fail closed).
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from browser_copilot.errors import (
     BrowserUnavailable,
     McpUnavailable,
     NavigationError,
+    NetworkPolicyDown,
 )
+from browser_copilot.sandbox.network import NetworkGuard, Refusal, UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +109,14 @@ _SESSION_TAB = """async (page) => {
 }"""
 
 
+_AGENT_TARGET = """async (page) => {
+  const session = await page.context().newCDPSession(page);
+  try { return (await session.send('Target.getTargetInfo')).targetInfo.targetId; }
+  finally { await session.detach().catch(() => {}); }
+}"""
+"""The agent's tab's CDP target id, asked by the app's own (trusted) code, for the network policy."""
+
+
 def browser_gone(error: str | None) -> bool:
     return error is not None and any(marker in error for marker in _BROWSER_GONE)
 
@@ -140,6 +153,9 @@ class BrowserSession:
         """The user's page the agent adopted at start (F44), if it did."""
         self._lock = asyncio.Lock()
         self.restarts = {"mcp": 0, "browser": 0}
+        self.url_policy = UrlPolicy.from_settings(settings)
+        """The one URL policy: the network guard's, and the observation's after-the-fact check."""
+        self.network: NetworkGuard | None = None
 
     async def __aenter__(self) -> BrowserSession:
         await self.open()
@@ -157,6 +173,7 @@ class BrowserSession:
         try:
             self.endpoint = await self._resolve(allow_launch=self.settings.browser_auto_launch)
             await self._start_mcp()
+            await self._start_network()
             await self._ensure_agent_tab()
             opened = True
         finally:
@@ -217,6 +234,18 @@ class BrowserSession:
         self.mcp = McpConnection(self.spec)
         await self.mcp.start()
 
+    async def _start_network(self) -> None:
+        """The app's own DevTools connection, deciding what the agent's tabs load and send (F46)."""
+        assert self.endpoint is not None
+        if self.network is None:
+            self.network = NetworkGuard(self.url_policy, notice=self._notice)
+        try:
+            await self.network.start(self.endpoint.url)
+        except NetworkPolicyDown as exc:
+            raise BrowserUnavailable(
+                f"{exc} Fix: check that the browser accepts a second DevTools connection."
+            ) from exc
+
     async def _ensure_agent_tab(self) -> None:
         """The agent's tab: the one it worked in (after a recovery), else the user's page in front when
         it is an ordinary web page (F44, announced), else a blank tab, else a new one."""
@@ -231,12 +260,43 @@ class BrowserSession:
         if isinstance(info, dict) and not info.get("current"):
             assert self.mcp is not None
             await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
-        if isinstance(info, dict) and info.get("adopted"):
+        adopted = isinstance(info, dict) and bool(info.get("adopted"))
+        if isinstance(info, dict) and adopted:
             self._agent_url = str(info.get("url") or "") or None
             self.started_on = {"url": str(info.get("url") or ""), "title": str(info.get("title") or "")}
             self._notice(
                 f"Working in your tab: {self.started_on['title'] or '(untitled)'} — {self.started_on['url']}"
             )
+        await self._track_agent_tab(bring_in=adopted)
+
+    async def _track_agent_tab(self, *, bring_in: bool = False) -> None:
+        """Tell the network policy which target is the agent's tab (`bring_in`: the user's own page)."""
+        if self.network is None:
+            return
+        result = await self._call(_AGENT_TARGET, timeout=30)
+        if result.ok and isinstance(result.value, str):
+            await self.network.set_agent_tab(result.value, bring_in=bring_in)
+        else:
+            log.warning("could not identify the agent's tab for the network policy: %s", result.error)
+
+    async def select_tab(self, index: int) -> tuple[str, bool]:
+        """Make tab `index` the agent's (the MCP server's current page); the network policy covers it."""
+        if self.mcp is None:
+            raise McpUnavailable("the browser session is closed")
+        async with self._lock:
+            text, is_error = await self.mcp.call("browser_tabs", {"action": "select", "index": index})
+            if not is_error:
+                await self._track_agent_tab()
+        return text, is_error
+
+    def name_sites(self, text: str) -> None:
+        """Sites the user's messages name are part of the task (the network policy's rule without lists)."""
+        if self.network is not None:
+            self.network.name_sites(text)
+
+    def refusals(self) -> list[Refusal]:
+        """What the network policy refused since the last time this was asked."""
+        return self.network.refusals() if self.network is not None else []
 
     @property
     def agent_url(self) -> str | None:
@@ -247,6 +307,8 @@ class BrowserSession:
         """Work in the tab showing `url` again (a session resumed in a new process): select it, or open
         the URL in the agent's tab when no tab shows it. True when the agent is there."""
         check_navigable(url)
+        if self.network is not None:
+            self.network.bring_in(url)
         code = (
             "async (page) => { const pages = page.context().pages();"
             f" const i = pages.findIndex((p) => p.url() === {json.dumps(url)});"
@@ -257,7 +319,9 @@ class BrowserSession:
         if isinstance(info, dict) and int(info.get("index", -1)) >= 0:
             if not info.get("current"):
                 assert self.mcp is not None
-                await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+                async with self._lock:
+                    await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+                    await self._track_agent_tab()
             self._agent_url = url
             return True
         await self.goto(url)
@@ -273,7 +337,9 @@ class BrowserSession:
             raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
         if not info.get("current"):
             assert self.mcp is not None
-            await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+            async with self._lock:
+                await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
+                await self._track_agent_tab()
         self._agent_url = str(info.get("url") or "") or None
         return bool(info.get("created"))
 
@@ -288,9 +354,16 @@ class BrowserSession:
     # ----- calls ------------------------------------------------------------------------------
 
     async def _call(self, code: str, *, timeout: float) -> CodeResult:
-        if self.mcp is None:
+        """One code call, inside the network policy's window; none while the policy is not connected."""
+        if self.mcp is None or self.network is None:
             raise McpUnavailable("the browser session is closed")
-        text, is_error = await self.mcp.call(self.mcp.code_tool_name, {"code": code}, timeout=timeout)
+        try:
+            await self.network.ensure()
+            async with self.network.acting():
+                text, is_error = await self.mcp.call(self.mcp.code_tool_name, {"code": code}, timeout=timeout)
+        except NetworkPolicyDown as exc:
+            # Nothing ran. A refused connection reads as the browser gone, so `run_code` recovers.
+            return CodeResult(ok=False, error=str(exc))
         return parse_code_result(text, is_error=is_error)
 
     async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
@@ -311,15 +384,15 @@ class BrowserSession:
                         "the code may not have run. Observe the page, then try again.",
                     )
                 result = await self._call_guarded(code, timeout=timeout)
-            if result.ok or not browser_gone(result.error):
-                self._remember(result)
+            if result.ok or not browser_gone(result.error) or self._tab_closed_by_policy(result):
+                await self._remember(result)
                 return result
             nothing_ran = any(marker in (result.error or "") for marker in _NOTHING_RAN)
             already_back = await self._recover_browser(result.error or "")
             # A browser that was back before we looked died before this call, not during it.
             if idempotent or nothing_ran or already_back:
                 result = await self._call_guarded(code, timeout=timeout)
-                self._remember(result)
+                await self._remember(result)
             return result
 
     async def _call_guarded(self, code: str, *, timeout: float) -> CodeResult:
@@ -334,9 +407,16 @@ class BrowserSession:
             result = await self._call(code, timeout=timeout)
         return result
 
-    def _remember(self, result: CodeResult) -> None:
+    async def _remember(self, result: CodeResult) -> None:
         if result.page_url:
             self._agent_url = result.page_url
+        if result.tabs is not None:  # a tab opened, closed or was selected: which one is the agent's now
+            await self._track_agent_tab()
+
+    def _tab_closed_by_policy(self, result: CodeResult) -> bool:
+        """A tab the policy closed (opened on a refused URL) failed the code with 'Target closed': the
+        browser is there (the policy's own connection says so), nothing to recover."""
+        return self.network is not None and self.network.connected and self.network.closed_tabs > 0
 
     async def _restart_mcp(self, reason: str) -> None:
         self.restarts["mcp"] += 1
@@ -374,6 +454,7 @@ class BrowserSession:
                 await self.mcp.close()
             await self._start_mcp()
         self.endpoint = endpoint
+        await self._start_network()
         await self._ensure_agent_tab()
         self._notice(f"Browser attached again at {endpoint.url}.")
         return already_back
@@ -394,6 +475,8 @@ class BrowserSession:
             target = check_navigable(url)
         except ValueError as exc:
             raise NavigationError(str(exc)) from None
+        if self.network is not None:
+            self.network.bring_in(target)  # the app opens it (the user gave it): part of the task
         result = await self.run_code(_GOTO % json.dumps(target), timeout=timeout)
         if not result.ok:
             raise NavigationError(f"could not open {url}: {result.error}")
@@ -418,10 +501,14 @@ class BrowserSession:
         return (time.perf_counter() - started) * 1000
 
     async def close(self) -> None:
-        """Stop the MCP server; close the browser only if this app launched it (and may)."""
+        """Stop the MCP server and the network policy; close the browser only if this app launched it
+        (and may)."""
         if self.mcp is not None:
             await self.mcp.close()
             self.mcp = None
+        if self.network is not None:
+            await self.network.stop()
+            self.network = None
         if self.launched is not None and not self.settings.browser_keep_open:
             await asyncio.to_thread(self.launched.close)
             self.launched = None

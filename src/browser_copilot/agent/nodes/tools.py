@@ -62,6 +62,7 @@ from browser_copilot.safety.guard import (
     targets,
     types_into,
 )
+from browser_copilot.sandbox.network import refusal_note
 
 Next = Literal[
     "agent", "self_corrector", "strategy_adapter", "progress_analyzer", "progress_reporter", "human_in_loop"
@@ -143,7 +144,7 @@ def _held(run: _Run, call: ToolCall, event: dict[str, Any]) -> str:
         "args": call["args"],
         "question": f"Allow this {verdict['category']} action: {what} on {details['site']}?",
         "card": details,
-        "held": {"id": event["id"], "kind": event["kind"]},
+        "held": {"id": event["id"], "kind": event["kind"], "url": event.get("url")},
         "allow": Allow(held=[event["id"]]).to_js(),
     }
     return (
@@ -156,7 +157,8 @@ async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
     """The judge found a held action ordinary: do it once, as the code meant to."""
     allow = Allow(held=[event["id"]])
     replayed = await ctx.browser.run_code(
-        replay_code(str(event["id"]), str(event["kind"]), allow), timeout=ctx.limits.code_timeout
+        replay_code(str(event["id"]), str(event["kind"]), allow, event.get("url")),
+        timeout=ctx.limits.code_timeout,
     )
     what = describe(event["facts"])
     if replayed.ok and guard_report(replayed) is None:
@@ -207,6 +209,7 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         if allow_js
         else None
     )
+    ctx.browser.name_sites(_user_said(run.state))  # sites the user named are part of the task
     outcome = await _run_guarded(run, ctx, call, args, allow)
     if isinstance(outcome, str):
         return outcome
@@ -255,7 +258,7 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         run.failed_kind = "none"
     for tab in _new_tabs(result, run.state):
         text += f'\nA new tab opened: {tab.index} "{tab.title}" {tab.url} (switch_tab to work in it).'
-    return text
+    return text + refusal_note(ctx.browser.refusals())
 
 
 async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
@@ -312,18 +315,23 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         verb = "accepted" if args.accept else "dismissed"
         return tool_message(call, f"Error: {text}" if is_error else f"The dialog was {verb}.", error=is_error)
     assert isinstance(args, switch_tab)
-    text, is_error = await mcp.call("browser_tabs", {"action": "select", "index": args.index})
+    text, is_error = await ctx.browser.select_tab(args.index)
     return tool_message(
         call, f"Error: {text}" if is_error else f"Tab {args.index} is now the agent's tab.", error=is_error
     )
 
 
-def _named_by_user(state: AgentState, path: str) -> bool:
-    said = " ".join(
+def _user_said(state: AgentState) -> str:
+    """Everything the user wrote in this session (not the app's feedback notes)."""
+    return " ".join(
         str(m.content)
         for m in state.get("messages", [])
         if isinstance(m, HumanMessage) and not is_feedback(m)
     )
+
+
+def _named_by_user(state: AgentState, path: str) -> bool:
+    said = _user_said(state)
     return path in said or os.path.expanduser(path) in said
 
 
@@ -378,7 +386,8 @@ async def _replay(state: AgentState, ctx: AgentContext) -> Command[Next]:
     held, allow_js = replay.get("held", {}), replay.get("allow", {})
     allow = Allow(held=allow_js.get("held", []), token=allow_js.get("token", ""))
     result = await ctx.browser.run_code(
-        replay_code(str(held.get("id")), str(held.get("kind")), allow), timeout=ctx.limits.code_timeout
+        replay_code(str(held.get("id")), str(held.get("kind")), allow, held.get("url")),
+        timeout=ctx.limits.code_timeout,
     )
     what = replay.get("what", "the action")
     text = (

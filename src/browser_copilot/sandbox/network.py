@@ -1,0 +1,996 @@
+"""The app's network policy (F46): what the agent's tabs may load and send, decided before it leaves.
+
+The app — never the model — holds a DevTools connection of its own to the browser, separate from the
+MCP server's (a compromised MCP process cannot switch it off), and decides every request and
+navigation of the agent's tabs, popups, frames and workers at CDP `Fetch`'s request stage. The rule
+is written down in README "Network policy"; `UrlPolicy.judge` is its one implementation.
+
+What Chromium 156 does, measured (tests/security/test_network.py, bench/network.py):
+- Auto-attach with `waitForDebuggerOnStart` holds the first navigation of a tab made by
+  `context().newPage()` or a target=_blank link until this connection resumes it; a `window.open` popup
+  is resumed by Playwright's own auto-attach first. So while a code call runs (and a few seconds after,
+  while the page may still use the click's user activation to open one), a browser-wide `Fetch` also
+  pauses every request, and new tabs are covered before they load anything.
+- Fetch sees `file:` documents (refused there, however the URL was built). It does not see `chrome:`,
+  `devtools:` or top-level `data:` navigations: those are cancelled at `Page.frameStartedNavigating` by
+  navigating the frame to about:blank. `view-source:` of an http(s) page is taken back when it commits.
+- Fetch does not see WebSockets; `Network.setBlockedURLs` does not stop them either. Per-target network
+  conditions (`Network.emulateNetworkConditionsByRule`, offline by URL pattern) do, for pages,
+  out-of-process frames, dedicated and shared workers.
+- Dedicated workers' requests pause in their page's session; out-of-process iframes and service
+  workers have sessions of their own (auto-attached from the page's session, paused until covered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import itertools
+import json
+import logging
+import re
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from urllib.parse import unquote, urlsplit
+
+import aiohttp
+
+from browser_copilot.config import Settings
+from browser_copilot.errors import NetworkPolicyDown
+
+log = logging.getLogger(__name__)
+
+GRACE_SECONDS = 6.0
+"""How long after a code call the browser-wide interception stays on: a page keeps the user activation of
+the code's last click for 5 s, long enough for a timer the code left behind to open a popup."""
+
+_SECOND_LEVEL = frozenset(
+    [
+        "co",
+        "com",
+        "net",
+        "org",
+        "gov",
+        "edu",
+        "ac",
+        "or",
+        "ne",
+        "go",
+        "gob",
+        "gouv",
+        "mil",
+        "nic",
+        "ltd",
+        "plc",
+        "sch",
+        "nhs",
+        "gen",
+        "info",
+        "biz",
+    ]
+)
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+_DIGITS = re.compile(r"\d(?:[\d .-]?\d){9,}")
+"""Ten or more digits, allowing single separators: a card, account or phone number."""
+_WORDS = re.compile(r"(?:[A-Za-z]{1,20}|\d{1,6})(?:[-_.+~,](?:[A-Za-z]{1,20}|\d{1,6}))*")
+"""A path segment made of words: a slug like `how-to-cook-rice` or `report_2024.pdf`."""
+_NAMED = re.compile(r"(?<![\w@.-])(?:https?://)?((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})\b", re.I)
+_SUBFRAME_SCHEMES = ("http", "https", "about", "data", "blob")
+_KEPT_REFUSALS = 100
+"""Refusals kept until the next code call asks (a page left open refuses its beacons for hours)."""
+_NEW_TAB = ("chrome://newtab", "chrome://new-tab-page", "edge://newtab", "chrome-search://")
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def site_of(host: str) -> str:
+    """The site of a host name, approximately its registrable domain: `www.shop.example.co.uk` ->
+    `example.co.uk`, `api.shop.com` -> `shop.com`; an IP address or a one-label name is its own site."""
+    host = host.lower().strip(".").strip("[]")
+    if _is_ip(host):
+        return host
+    labels = host.split(".")
+    if len(labels) <= 2:
+        return host
+    if labels[-2] in _SECOND_LEVEL and len(labels[-1]) == 2:
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])
+
+
+def _matches(host: str, domain: str) -> bool:
+    domain = domain.lower().lstrip("*").lstrip(".")
+    return host == domain or host.endswith("." + domain)
+
+
+def carried_data(
+    method: str, url: str, *, body: bool, fragment: str = "", document: bool = False
+) -> str | None:
+    """What data a request carries to its server, or None: a method other than GET/HEAD, a body, a query
+    string, a #fragment on a document (its page can read and send it on), a path segment that holds
+    data (ten digits or more, an @, or more than 32 characters that are not words) or a host name label
+    of more than 32 characters."""
+    if method.upper() not in ("GET", "HEAD"):
+        return f"a {method.upper()} request"
+    if body:
+        return "a request body"
+    parts = urlsplit(url)
+    if parts.query:
+        return "a query string"
+    if document and fragment.strip("#"):
+        return "a #fragment"
+    for segment in unquote(parts.path).split("/"):
+        if "@" in segment or _DIGITS.search(segment):
+            return "data in the path"
+        if len(segment) > 32 and not _WORDS.fullmatch(segment):
+            return "data in the path"
+    if any(len(label) > 32 for label in (parts.hostname or "").split(".")):
+        return "data in the host name"
+    return None
+
+
+def named_sites(text: str) -> set[str]:
+    """The sites a text names as a domain or a URL (`booking.com`, `https://www.ryanair.com/ie`)."""
+    return {site_of(m.group(1)) for m in _NAMED.finditer(text)}
+
+
+def short_url(url: str) -> str:
+    """A URL for a refusal note: scheme, host and the start of the path, never the query's data."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url[:40] + "…"
+    if parts.scheme not in ("http", "https", "ws", "wss"):
+        return url[:60] + ("…" if len(url) > 60 else "")
+    path = parts.path if len(parts.path) <= 40 else parts.path[:40] + "…"
+    return f"{parts.scheme}://{parts.netloc}{path}" + ("?…" if parts.query else "")
+
+
+@dataclass
+class UrlPolicy:
+    """Where the agent's tabs may go and what they may load (F46): http(s) only; BLOCKED_DOMAINS never,
+    with ALLOWED_DOMAINS nothing else; never a forbidden origin (the browser's DevTools endpoint, the
+    app's own server); without a list, no data to a site outside the task (see `judge`). One object per
+    app: the observation's after-the-fact check and the network guard use the same."""
+
+    allowed: tuple[str, ...] = ()
+    """When set, only these domains (and their subdomains)."""
+    blocked: tuple[str, ...] = ()
+    forbidden_origins: list[str] = field(default_factory=list)
+    """`http://host:port` origins no agent tab may load; loopback names count as one host."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> UrlPolicy:
+        allowed, blocked = settings.domain_lists
+        return cls(allowed, blocked)
+
+    def forbid(self, url: str) -> None:
+        parts = urlsplit(url)
+        origin = f"{parts.hostname}:{parts.port or (443 if parts.scheme in ('https', 'wss') else 80)}"
+        if origin not in self.forbidden_origins:
+            self.forbidden_origins.append(origin)
+
+    def forbidden(self, url: str) -> bool:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        try:
+            port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+        except ValueError:
+            return False
+        for origin in self.forbidden_origins:
+            their_host, _, their_port = origin.rpartition(":")
+            same = host == their_host or (host in _LOOPBACK and their_host in _LOOPBACK)
+            if same and str(port) == their_port:
+                return True
+        return False
+
+    def list_problem(self, host: str) -> str | None:
+        host = host.lower()
+        if any(_matches(host, d) for d in self.blocked):
+            return f"{host} is on the blocked list (BLOCKED_DOMAINS)"
+        if self.allowed and not any(_matches(host, d) for d in self.allowed):
+            return f"{host} is not on the allowed list (ALLOWED_DOMAINS)"
+        return None
+
+    def problem(self, url: str) -> str | None:
+        """None when the agent's tab may show this URL; otherwise why not (checked after actions too)."""
+        if url in ("about:blank", "") or url.startswith("chrome-error://"):
+            return None
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return f"{parts.scheme}: URLs are not allowed (only http, https and about:blank)"
+        if self.forbidden(url):
+            return f"{parts.netloc} is the browser's DevTools endpoint or the app's own server"
+        return self.list_problem(parts.hostname or "")
+
+    def judge(self, request: Request, sites: set[str]) -> str | None:
+        """Why this request may not leave, or None. `sites`: the task's sites (no list set)."""
+        parts = urlsplit(request.url)
+        scheme = parts.scheme.lower()
+        if scheme in ("data", "blob", "about"):
+            if request.main_frame and scheme == "data":
+                return "a data: URL is never opened as a page"
+            return None
+        if scheme not in ("http", "https", "ws", "wss"):
+            return f"{scheme}: URLs are never loaded"
+        if self.forbidden(request.url):
+            return f"{parts.netloc} is the browser's DevTools endpoint or the app's own server"
+        host = (parts.hostname or "").lower()
+        listed = self.list_problem(host)
+        if listed is not None or self.allowed:
+            return listed
+        site = site_of(host)
+        if site in sites or (request.loading and request.kind != "Document"):
+            return None
+        data = carried_data(
+            request.method,
+            request.url,
+            body=request.body,
+            fragment=request.fragment,
+            document=request.kind == "Document",
+        )
+        if data is not None:
+            return f"it would send data ({data}) to {site}, a site that is not part of this task"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A paused request, as the policy sees it."""
+
+    url: str
+    method: str = "GET"
+    body: bool = False
+    fragment: str = ""
+    kind: str = "Other"
+    """CDP resource type: Document, Script, Image, XHR, Fetch, Ping, ..."""
+    main_frame: bool = False
+    """A document for a tab's top-level frame (a navigation of the tab)."""
+    loading: bool = False
+    """The requesting frame's document has not finished loading (its load event has not fired)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request the guard refused: what (without its data), why, and from which tab."""
+
+    url: str
+    why: str
+    tab: str
+
+
+def refusal_note(refusals: list[Refusal], limit: int = 5) -> str:
+    """The text the model reads after a code call in which requests were refused ('' when none)."""
+    if not refusals:
+        return ""
+    seen: dict[tuple[str, str], int] = {}
+    for refusal in refusals:
+        key = (refusal.url, refusal.why)
+        seen[key] = seen.get(key, 0) + 1
+    lines = []
+    for (url, why), count in list(seen.items())[:limit]:
+        times = f" ({count}×)" if count > 1 else ""
+        lines.append(f"- {url}{times}: {why}")
+    more = len(seen) - limit
+    if more > 0:
+        lines.append(f"- and {more} more")
+    return (
+        "\nRefused by Browser Copilot (nothing was sent):\n"
+        + "\n".join(lines)
+        + "\nAct through the page's controls. A site becomes part of the task when the user names it "
+        "(a domain or URL in their message) or when a tab opens one of its pages without data in the URL."
+    )
+
+
+# ----- the DevTools connection -------------------------------------------------------------------
+
+
+_NETWORK_EVENT = '{"method":"Network.'
+"""How Chromium starts an event of the Network domain (enabled only for the WebSocket rules)."""
+
+
+class CdpError(Exception):
+    """A DevTools command failed or the connection closed before it answered."""
+
+
+EventHandler = Callable[[str, dict[str, Any], str | None], Awaitable[None]]
+
+
+class _Connection:
+    """One DevTools WebSocket (flat sessions): commands with answers, commands without, and events."""
+
+    def __init__(self, http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self._http = http
+        self._ws = ws
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+
+    @classmethod
+    async def open(cls, endpoint: str, on_event: EventHandler, *, timeout: float = 10.0) -> _Connection:
+        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
+        try:
+            url = endpoint
+            if endpoint.startswith(("http://", "https://")):
+                async with http.get(endpoint.rstrip("/") + "/json/version") as answer:
+                    version = await answer.json(content_type=None)
+                url = str(version["webSocketDebuggerUrl"])
+            ws = await http.ws_connect(url, max_msg_size=0, timeout=aiohttp.ClientWSTimeout(ws_close=2.0))
+        except BaseException:
+            await http.close()
+            raise
+        connection = cls(http, ws)
+        connection._reader = asyncio.create_task(connection._read(on_event), name="network-guard")
+        return connection
+
+    async def _read(self, on_event: EventHandler) -> None:
+        try:
+            async for message in self._ws:
+                if message.type != aiohttp.WSMsgType.TEXT or message.data.startswith(_NETWORK_EVENT):
+                    continue  # Network events only keep the WebSocket rules on: not even parsed
+                data = json.loads(message.data)
+                if "id" in data:
+                    future = self._pending.pop(int(data["id"]), None)
+                    if future is not None and not future.done():
+                        future.set_result(data)
+                    elif "error" in data:
+                        log.debug("network guard: %s", data["error"])
+                    continue
+                try:
+                    await on_event(str(data.get("method")), data.get("params") or {}, data.get("sessionId"))
+                except Exception:  # the background task's top: one bad event must not stop the guard
+                    log.exception("network guard: handling %s failed", data.get("method"))
+        finally:
+            self.closed.set()
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(CdpError("the DevTools connection closed"))
+            self._pending.clear()
+
+    async def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: str | None = None,
+        *,
+        timeout: float = 10,
+    ) -> dict[str, Any]:
+        if self.closed.is_set():
+            raise CdpError("the DevTools connection is closed")
+        ident = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[ident] = future
+        try:
+            await self._ws.send_str(self._message(ident, method, params, session))
+            answer = await asyncio.wait_for(future, timeout)
+        except (aiohttp.ClientError, ConnectionError, RuntimeError) as exc:
+            raise CdpError(f"{method}: {exc}") from exc
+        except TimeoutError:
+            raise CdpError(f"{method}: no answer in {timeout:.0f}s") from None
+        finally:
+            self._pending.pop(ident, None)
+        if "error" in answer:
+            raise CdpError(f"{method}: {answer['error'].get('message')}")
+        result: dict[str, Any] = answer.get("result") or {}
+        return result
+
+    async def post(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> None:
+        """Send without waiting for the answer (used while handling events, in the reader)."""
+        if self.closed.is_set():
+            return
+        with contextlib.suppress(aiohttp.ClientError, ConnectionError, RuntimeError):
+            await self._ws.send_str(self._message(next(self._ids), method, params, session))
+
+    @staticmethod
+    def _message(ident: int, method: str, params: dict[str, Any] | None, session: str | None) -> str:
+        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
+        if session is not None:
+            message["sessionId"] = session
+        return json.dumps(message)
+
+    async def close(self) -> None:
+        with contextlib.suppress(aiohttp.ClientError, ConnectionError, RuntimeError):
+            await self._ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        await self._http.close()
+
+
+# ----- the guard --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    id: str
+    kind: str
+    url: str = ""
+    opener: str | None = None
+    tab: str = ""
+    """The page target (tab) it belongs to; a page's own id."""
+    session: str | None = None
+    agent: bool = False
+    opened_by_agent: bool = False
+    """A tab the agent's code opened (a popup or a new page): closed when its first page is refused."""
+    created_in_call: bool = False
+    committed: bool = False
+    """A tab that has shown an http(s) page (so it is not closed when a later navigation is refused)."""
+    covered: bool = False
+    """Fetch (and the WebSocket rules) are on in its session."""
+
+
+_BLOCK_WS = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+_PASS_WS = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+_ALL_REQUESTS = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
+
+
+class NetworkGuard:
+    """The app's own DevTools connection deciding what the agent's targets load and send.
+
+    `BrowserSession` starts it after the MCP server, tells it which tab is the agent's
+    (`set_agent_tab`), wraps every code call in `acting()`, and drains `refusals()` for the model.
+    """
+
+    def __init__(self, policy: UrlPolicy, *, notice: Callable[[str], None] | None = None) -> None:
+        self.policy = policy
+        self._notice = notice or (lambda text: log.info("%s", text))
+        self._endpoint = ""
+        self._cdp: _Connection | None = None
+        self._targets: dict[str, _Target] = {}
+        self._sessions: dict[str, str] = {}
+        self._frames: dict[str, str] = {}
+        """frame id -> the target whose session reported it."""
+        self._loading: dict[str, bool] = {}
+        self._agent_tabs: set[str] = set()
+        self._sites: set[str] = set()
+        self._calls = 0
+        self._browser_fetch = False
+        self._fetch_lock = asyncio.Lock()
+        self._grace: asyncio.Task[None] | None = None
+        self._to_close: set[str] = set()
+        self._refusals: list[Refusal] = []
+        self._recent: deque[str] = deque(maxlen=256)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.paused = 0
+        """Requests decided so far (for bench/network.py)."""
+        self.closed_tabs = 0
+        """Tabs the policy closed since the last code call began (opened on a refused URL)."""
+
+    # ----- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._cdp is not None and not self._cdp.closed.is_set()
+
+    async def start(self, endpoint: str) -> None:
+        """Connect to the browser's DevTools endpoint and cover the agent's targets from now on."""
+        await self.stop()
+        self._targets.clear()  # discovery reports every target again
+        self._frames.clear()
+        self._loading.clear()
+        if endpoint != self._endpoint:  # another browser: the session tells it the agent's tab again
+            self._agent_tabs.clear()
+        self._endpoint = endpoint
+        self.policy.forbid(endpoint)
+        try:
+            self._cdp = await _Connection.open(endpoint, self._on_event)
+            await self._cdp.send("Target.setDiscoverTargets", {"discover": True})
+            await self._cdp.send(
+                "Target.setAutoAttach",
+                {
+                    "autoAttach": True,
+                    "waitForDebuggerOnStart": True,
+                    "flatten": True,
+                    "filter": [{"type": "page"}, {"type": "shared_worker"}],
+                },
+            )
+        except (OSError, aiohttp.ClientError, CdpError, KeyError, ValueError, TimeoutError) as exc:
+            await self.stop()
+            raise NetworkPolicyDown(self._down_reason(exc)) from exc
+
+    def _down_reason(self, exc: BaseException) -> str:
+        refused = isinstance(exc, OSError | aiohttp.ClientConnectionError)
+        cause = "connect ECONNREFUSED" if refused else f"{type(exc).__name__}: {exc}"
+        return (
+            f"Browser Copilot's network policy could not connect to the browser at {self._endpoint} "
+            f"({cause}); no code runs in the browser without it."
+        )
+
+    async def ensure(self) -> None:
+        """Reconnect when the connection dropped; `NetworkPolicyDown` when that fails (fail closed)."""
+        if self.connected:
+            return
+        if not self._endpoint:
+            raise NetworkPolicyDown(
+                "Browser Copilot's network policy is not started; no code runs without it."
+            )
+        self._notice("The network policy's connection to the browser dropped; connecting again.")
+        await self.start(self._endpoint)
+
+    async def stop(self) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
+        for task in list(self._tasks):
+            task.cancel()
+        cdp, self._cdp = self._cdp, None
+        if cdp is not None:
+            await cdp.close()  # the browser resumes whatever this connection had paused
+        self._sessions.clear()
+        self._browser_fetch = False
+        for target in self._targets.values():
+            target.session, target.covered = None, False
+
+    def describe(self) -> str:
+        if self.policy.allowed:
+            rule = f"only {', '.join(self.policy.allowed)} (ALLOWED_DOMAINS)"
+        else:
+            rule = "no data to sites outside the task"
+        if self.policy.blocked:
+            rule += f"; never {', '.join(self.policy.blocked)} (BLOCKED_DOMAINS)"
+        return (
+            f"own DevTools connection to {self._endpoint}; http(s) only, {rule}; "
+            f"refused: {', '.join(self.policy.forbidden_origins) or 'none'}"
+        )
+
+    # ----- what the session tells it --------------------------------------------------------------
+
+    async def set_agent_tab(self, target_id: str, *, bring_in: bool = False) -> None:
+        """The agent works in this tab (from now on it stays covered); `bring_in`: it is the user's page,
+        whose site is part of the task."""
+        self._agent_tabs.add(target_id)
+        target = self._targets.get(target_id)
+        if target is not None:
+            target.opened_by_agent = False
+            if bring_in:
+                self.bring_in(target.url)
+        await self._adopt(target_id)
+
+    def bring_in(self, url: str) -> None:
+        """The app itself opens this URL (the user gave it), or it is the user's page: its site is part
+        of the task."""
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname
+        except ValueError:
+            return
+        if host and parts.scheme in ("http", "https"):
+            self._add_sites({site_of(host)})
+
+    def name_sites(self, text: str) -> None:
+        """Sites the user's messages name (a domain or a URL) are part of the task."""
+        self._add_sites(named_sites(text))
+
+    @property
+    def sites(self) -> set[str]:
+        return set(self._sites)
+
+    def refusals(self) -> list[Refusal]:
+        """What was refused since the last call (and forget it)."""
+        drained, self._refusals = self._refusals, []
+        return drained
+
+    @contextlib.asynccontextmanager
+    async def acting(self) -> AsyncIterator[None]:
+        """A code call is in flight: every tab is covered (the code can reach any), new tabs are the
+        agent's, and the browser-wide interception is on until `GRACE_SECONDS` after the last call."""
+        self._calls += 1
+        if self._calls == 1:
+            self.closed_tabs = 0
+        try:
+            if self._grace is not None:
+                self._grace.cancel()
+                self._grace = None
+            await self._set_browser_fetch(True)
+            yield
+        finally:
+            self._calls -= 1
+            if self._calls == 0:
+                for target_id in list(self._to_close):
+                    await self._close_tab(target_id)
+                if self.connected:
+                    self._grace = asyncio.create_task(self._grace_then_off())
+
+    async def _grace_then_off(self) -> None:
+        await asyncio.sleep(GRACE_SECONDS)
+        if self._calls == 0 and not any(t.agent and not t.covered for t in self._targets.values()):
+            await self._set_browser_fetch(False)
+
+    async def _set_browser_fetch(self, on: bool) -> None:
+        async with self._fetch_lock:
+            if self._browser_fetch == on or self._cdp is None:
+                return
+            try:
+                await self._cdp.send("Fetch.enable" if on else "Fetch.disable", _ALL_REQUESTS if on else {})
+            except CdpError as exc:
+                if on:
+                    raise NetworkPolicyDown(f"Browser Copilot's network policy failed: {exc}") from exc
+                return
+            self._browser_fetch = on
+
+    # ----- targets --------------------------------------------------------------------------------
+
+    def _add_sites(self, sites: set[str]) -> None:
+        new = sites - self._sites
+        if not new:
+            return
+        self._sites |= new
+        for target in self._targets.values():
+            if target.covered and target.session is not None:
+                self._spawn(self._post_ws_rules(target.session))
+
+    def _ws_rules(self) -> list[dict[str, Any]]:
+        """Network conditions that take every WebSocket offline except to the task's (or allowed) sites."""
+        rules: list[dict[str, Any]] = []
+        for origin in self.policy.forbidden_origins:
+            host, _, port = origin.rpartition(":")
+            hosts = _LOOPBACK - {"::1"} if host in _LOOPBACK else {host}
+            rules += [{"urlPattern": f"ws{{s}}?://{h}:{port}/*", **_BLOCK_WS} for h in sorted(hosts)]
+        for domain in self.policy.blocked:
+            rules.append({"urlPattern": f"ws{{s}}?://{{*.}}?{domain.lstrip('*.')}:*/*", **_BLOCK_WS})
+        listed = bool(self.policy.allowed)
+        for domain in self.policy.allowed or tuple(sorted(self._sites)):
+            name = domain.lstrip("*.")
+            if ":" in name:
+                continue  # an IPv6 address: no pattern, its WebSockets stay offline
+            # A listed domain covers its subdomains; so does a site of two labels or more (`site_of`),
+            # while a one-label site (localhost) or an IP address is only itself.
+            alone = _is_ip(name) or (not listed and "." not in name)
+            host = name if alone else f"{{*.}}?{name}"
+            rules.append({"urlPattern": f"ws{{s}}?://{host}:*/*", **_PASS_WS})
+        rules.append({"urlPattern": "ws{s}?://*:*/*", **_BLOCK_WS})
+        return rules
+
+    async def _post_ws_rules(self, session: str) -> None:
+        if self._cdp is not None:
+            await self._cdp.post(
+                "Network.emulateNetworkConditionsByRule",
+                {"matchedNetworkConditions": self._ws_rules()},
+                session,
+            )
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)  # a task always runs its coroutine, even when cancelled first
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("network guard: %s", task.exception())
+
+    def _tab_of(self, session: str | None, frame: str) -> _Target | None:
+        """The target a request comes from: the session's, else the frame's (browser-wide pauses)."""
+        if session is not None:
+            target_id = self._sessions.get(session)
+        else:
+            target_id = frame if frame in self._targets else self._frames.get(frame)
+        return self._targets.get(target_id) if target_id else None
+
+    def _covered(self, target: _Target | None) -> bool:
+        return self._calls > 0 or (target is not None and target.agent)
+
+    async def _adopt(self, target_id: str) -> None:
+        """Cover an existing tab that becomes the agent's (attach to it if this connection is not)."""
+        target = self._targets.get(target_id)
+        if target is None or self._cdp is None:
+            return
+        target.agent = True
+        if target.session is None:
+            try:
+                answer = await self._cdp.send(
+                    "Target.attachToTarget", {"targetId": target_id, "flatten": True}
+                )
+            except CdpError as exc:
+                log.warning("network guard: could not attach to the agent's tab: %s", exc)
+                return
+            target.session = str(answer["sessionId"])
+            self._sessions[target.session] = target_id
+        if not target.covered:
+            await self._setup(target, waiting=False)
+
+    async def _setup(self, target: _Target, *, waiting: bool) -> None:
+        """Set a newly attached target up, then let it run: the agent's get Fetch, the WebSocket rules,
+        page events and auto-attach of their frames and workers; the user's tabs only page events.
+        Commands the paused renderer itself must answer (Network.enable, Page.*) are sent without
+        waiting: a target waiting for its debugger answers them only once it runs."""
+        cdp, session = self._cdp, target.session
+        if cdp is None or session is None:
+            return
+        try:
+            if target.agent:
+                if target.kind != "worker":  # dedicated workers' requests pause in their page's session
+                    await cdp.send("Fetch.enable", _ALL_REQUESTS, session)
+                await cdp.post("Network.enable", {}, session)  # the WebSocket rules apply once it is on
+                await cdp.send(
+                    "Network.emulateNetworkConditionsByRule",
+                    {"matchedNetworkConditions": self._ws_rules()},
+                    session,
+                )
+                target.covered = True
+            if target.kind in ("page", "iframe"):
+                await cdp.post("Page.enable", {}, session)
+                await cdp.post("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
+                if not waiting:  # a new target has no frames yet; an existing one may have some
+                    self._spawn(self._frame_tree(target))
+            if target.agent and target.kind in (
+                "page",
+                "iframe",
+                "worker",
+                "service_worker",
+                "shared_worker",
+            ):
+                await cdp.send(
+                    "Target.setAutoAttach",
+                    {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True},
+                    session,
+                )
+        except CdpError as exc:
+            log.debug("network guard: setting up %s %s: %s", target.kind, target.url[:80], exc)
+        finally:
+            if waiting:
+                await cdp.post("Runtime.runIfWaitingForDebugger", {}, session)
+
+    async def _frame_tree(self, target: _Target) -> None:
+        if self._cdp is not None and target.session is not None:
+            tree = await self._cdp.send("Page.getFrameTree", {}, target.session)
+            self._learn_frames(tree.get("frameTree") or {}, target.id)
+
+    def _learn_frames(self, tree: dict[str, Any], owner: str) -> None:
+        frame = tree.get("frame") or {}
+        if frame.get("id"):
+            self._frames[str(frame["id"])] = owner
+        for child in tree.get("childFrames") or []:
+            self._learn_frames(child, owner)
+
+    def _agent_page(self, info: dict[str, Any]) -> tuple[bool, bool]:
+        """(the agent's, opened by the agent) for a page target this connection just attached to."""
+        target_id = str(info.get("targetId"))
+        if target_id in self._agent_tabs:
+            return True, False
+        known = self._targets.get(target_id)
+        by_opener = info.get("openerId") in self._agent_tabs or (
+            info.get("openerId") in self._targets and self._targets[str(info["openerId"])].agent
+        )
+        created = known.created_in_call if known is not None else self._calls > 0
+        opened = by_opener or created
+        return opened, opened
+
+    async def _close_tab(self, target_id: str) -> None:
+        self._to_close.discard(target_id)
+        target = self._targets.get(target_id)
+        if self._cdp is None or target is None or not target.opened_by_agent:
+            return
+        self._agent_tabs.discard(target_id)
+        self.closed_tabs += 1
+        await self._cdp.post("Target.closeTarget", {"targetId": target_id})
+
+    def _refuse(self, target: _Target | None, url: str, why: str, key: str) -> None:
+        if key in self._recent:
+            return
+        self._recent.append(key)
+        tab = self._targets.get(target.tab) if target is not None else None
+        where = short_url(tab.url) if tab is not None and tab.url else "a new tab"
+        self._refusals = [*self._refusals[-(_KEPT_REFUSALS - 1) :], Refusal(short_url(url), why, where)]
+        log.info("network policy refused %s from %s: %s", short_url(url), where, why)
+
+    def _take_back(self, target: _Target, main: bool, frame: str, session: str | None, url: str = "") -> None:
+        """A navigation that must not show: a tab the agent opened is closed (at the end of the call),
+        any other frame goes to about:blank. A browser's new-tab page only goes blank: that tab may be
+        one you opened while the code ran."""
+        if main and target.opened_by_agent and not target.committed and not url.startswith(_NEW_TAB):
+            self._to_close.add(target.id)
+            if self._calls == 0:
+                self._spawn(self._close_tab(target.id))
+        if self._cdp is not None and session is not None:
+            params = {"url": "about:blank"} if main else {"url": "about:blank", "frameId": frame}
+            self._spawn(self._cdp.post("Page.navigate", params, session))
+
+    # ----- events ---------------------------------------------------------------------------------
+
+    async def _on_event(self, method: str, params: dict[str, Any], session: str | None) -> None:
+        handler = self._HANDLERS.get(method)
+        if handler is not None:
+            await handler(self, params, session)
+
+    async def _target_created(self, params: dict[str, Any], session: str | None) -> None:
+        info = params.get("targetInfo") or {}
+        target_id = str(info.get("targetId"))
+        if target_id not in self._targets:
+            self._targets[target_id] = _Target(
+                target_id,
+                str(info.get("type")),
+                str(info.get("url") or ""),
+                info.get("openerId"),
+                tab=target_id if info.get("type") == "page" else "",
+                created_in_call=self._calls > 0,
+            )
+
+    async def _target_changed(self, params: dict[str, Any], session: str | None) -> None:
+        info = params.get("targetInfo") or {}
+        target = self._targets.get(str(info.get("targetId")))
+        if target is None:
+            return
+        target.url = str(info.get("url") or "")
+        if target.kind != "page":
+            return
+        scheme = urlsplit(target.url).scheme
+        if scheme in ("http", "https"):
+            target.committed = True
+            if not target.agent and self._calls == 0:
+                self.bring_in(target.url)  # the user's own browsing, in a tab of theirs
+        elif (
+            self._covered(target)
+            and scheme not in ("about", "chrome-error", "")
+            and target.url != "about:blank"
+        ):
+            # A page that must never show committed (view-source:, or a chrome: page that won the race).
+            self._refuse(
+                target, target.url, f"{scheme}: pages are never shown", f"commit:{target.id}:{target.url}"
+            )
+            self._take_back(target, True, target.id, target.session, target.url)
+
+    async def _target_destroyed(self, params: dict[str, Any], session: str | None) -> None:
+        target_id = str(params.get("targetId"))
+        target = self._targets.pop(target_id, None)
+        self._agent_tabs.discard(target_id)
+        self._to_close.discard(target_id)
+        if target is not None and target.session is not None:
+            self._sessions.pop(target.session, None)
+        for frame in [f for f, owner in self._frames.items() if owner == target_id]:
+            self._frames.pop(frame, None)
+            self._loading.pop(frame, None)
+
+    async def _attached(self, params: dict[str, Any], session: str | None) -> None:
+        info = params.get("targetInfo") or {}
+        child_session = str(params.get("sessionId"))
+        target_id = str(info.get("targetId"))
+        kind = str(info.get("type"))
+        target = self._targets.get(target_id)
+        if target is None:
+            target = _Target(target_id, kind, str(info.get("url") or ""), info.get("openerId"))
+            target.created_in_call = self._calls > 0
+            self._targets[target_id] = target
+        target.session = child_session
+        self._sessions[child_session] = target_id
+        waiting = bool(params.get("waitingForDebugger"))
+        if session is not None:  # a frame or worker of a page this connection covers
+            parent = self._targets.get(self._sessions.get(session, ""))
+            target.tab = parent.tab if parent is not None else ""
+            target.agent = parent is not None and parent.agent
+        elif kind == "page":
+            target.tab = target_id
+            target.agent, target.opened_by_agent = self._agent_page(info)
+            if target.agent:
+                self._agent_tabs.add(target_id)
+            elif urlsplit(target.url).scheme in ("http", "https") and not waiting:
+                self.bring_in(target.url)  # a tab the user had open when the guard started
+        else:  # a shared worker: the agent's when its code made it
+            target.agent = target.created_in_call
+        self._spawn(self._setup(target, waiting=waiting))
+
+    async def _detached(self, params: dict[str, Any], session: str | None) -> None:
+        target_id = self._sessions.pop(str(params.get("sessionId")), None)
+        target = self._targets.get(target_id) if target_id else None
+        if target is not None:
+            target.session, target.covered = None, False
+
+    async def _frame_attached(self, params: dict[str, Any], session: str | None) -> None:
+        owner = self._sessions.get(session or "")
+        if owner:
+            self._frames[str(params.get("frameId"))] = owner
+
+    async def _frame_detached(self, params: dict[str, Any], session: str | None) -> None:
+        if params.get("reason") != "swap":
+            frame = str(params.get("frameId"))
+            self._frames.pop(frame, None)
+            self._loading.pop(frame, None)
+
+    async def _lifecycle(self, params: dict[str, Any], session: str | None) -> None:
+        name = params.get("name")
+        if name == "init":
+            self._loading[str(params.get("frameId"))] = True
+        elif name == "load":
+            self._loading[str(params.get("frameId"))] = False
+
+    async def _stopped_loading(self, params: dict[str, Any], session: str | None) -> None:
+        self._loading[str(params.get("frameId"))] = False
+
+    async def _navigating(self, params: dict[str, Any], session: str | None) -> None:
+        """chrome:, devtools:, top-level data: and other non-network navigations never reach Fetch:
+        cancel them here, before the page commits."""
+        target = self._tab_of(session, "")
+        if target is None or not self._covered(target):
+            return
+        url, frame = str(params.get("url") or ""), str(params.get("frameId"))
+        main = frame == target.id and target.kind == "page"
+        scheme = urlsplit(url).scheme.lower()
+        if scheme in ("http", "https", "file") or url == "about:blank":  # Fetch decides these
+            return
+        if not main and scheme in _SUBFRAME_SCHEMES:
+            return
+        self._refuse(target, url, f"{scheme}: pages are never opened", f"nav:{frame}:{url}")
+        self._take_back(target, main, frame, session, url)
+
+    async def _request(self, params: dict[str, Any], session: str | None) -> None:
+        cdp = self._cdp
+        if cdp is None:
+            return
+        self.paused += 1
+        request_id = params.get("requestId")
+        frame = str(params.get("frameId") or "")
+        target = self._tab_of(session, frame)
+        if not self._covered(target):
+            await cdp.post("Fetch.continueRequest", {"requestId": request_id}, session)
+            return
+        request = params.get("request") or {}
+        kind = str(params.get("resourceType") or "Other")
+        main = kind == "Document" and target is not None and target.kind == "page" and frame == target.id
+        url = str(request.get("url") or "")
+        try:
+            why = self.policy.judge(
+                Request(
+                    url=url,
+                    method=str(request.get("method") or "GET"),
+                    body=bool(request.get("hasPostData")),
+                    fragment=str(request.get("urlFragment") or ""),
+                    kind=kind,
+                    main_frame=main,
+                    loading=self._loading.get(frame, False),
+                ),
+                self._sites,
+            )
+        except ValueError:  # a URL urllib cannot read (a malformed IPv6 host...): refused, not guessed
+            why = "its URL cannot be read"
+        if why is None:
+            if kind == "Document" and not self.policy.allowed:
+                # A page or frame of it opens in an agent tab without data: its site joins the task.
+                self.bring_in(url)
+            await cdp.post("Fetch.continueRequest", {"requestId": request_id}, session)
+            return
+        await cdp.post(
+            "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}, session
+        )
+        self._refuse(
+            target, url, why, str(params.get("networkId") or f"{frame}:{request.get('method')}:{url}")
+        )
+        if main and target is not None and target.opened_by_agent and not target.committed:
+            self._take_back(target, True, frame, None)
+
+    _HANDLERS: ClassVar[dict[str, Callable[[NetworkGuard, dict[str, Any], str | None], Awaitable[None]]]] = {
+        "Target.targetCreated": _target_created,
+        "Target.targetInfoChanged": _target_changed,
+        "Target.targetDestroyed": _target_destroyed,
+        "Target.attachedToTarget": _attached,
+        "Target.detachedFromTarget": _detached,
+        "Page.frameAttached": _frame_attached,
+        "Page.frameDetached": _frame_detached,
+        "Page.lifecycleEvent": _lifecycle,
+        "Page.frameStoppedLoading": _stopped_loading,
+        "Page.frameStartedNavigating": _navigating,
+        "Fetch.requestPaused": _request,
+    }
+
+
+__all__ = [
+    "GRACE_SECONDS",
+    "NetworkGuard",
+    "Refusal",
+    "Request",
+    "UrlPolicy",
+    "carried_data",
+    "named_sites",
+    "refusal_note",
+    "site_of",
+]
