@@ -94,13 +94,25 @@ def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     return load_settings(None, **values)
 
 
+@pytest.fixture(scope="session")
+def session_browser(
+    chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LaunchedBrowser]:
+    """The shared session's own Chromium. Its network policy holds a browser-wide interception during
+    and just after each code call, answered by this process's event loop; the app processes that the
+    synchronous tests start use `external_browser`, which no idle loop here holds up."""
+    browser = start_browser(chromium_executable, tmp_path_factory.mktemp("session-browser"))
+    yield browser
+    browser.close()
+
+
 @pytest_asyncio.fixture(scope="session")
 async def browser_session(
-    external_browser: LaunchedBrowser, tmp_path_factory: pytest.TempPathFactory
+    session_browser: LaunchedBrowser, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[BrowserSession]:
-    """The shared session: one MCP server attached to the shared Chromium over http."""
+    """The shared session: one MCP server attached to its Chromium over http."""
     settings = make_settings(
-        tmp_path_factory.mktemp("shared-data"), cdp_endpoint=external_browser.endpoint.url
+        tmp_path_factory.mktemp("shared-data"), cdp_endpoint=session_browser.endpoint.url
     )
     async with BrowserSession(settings, root=ROOT) as session:
         yield session

@@ -595,7 +595,7 @@ def test_doctor_checks_each_server_and_reports_the_tool_schema_tokens(
     assert any(
         line.startswith("OK   mcp servers") and "3 servers (fs, notes, ghost)" in line for line in lines
     )
-    assert lines[-1] == "doctor: 10 passed, 2 failed"
+    assert lines[-1] == "doctor: 11 passed, 2 failed"
     wait_until(lambda: not pids_mentioning(str(files)), what="the servers doctor started to exit")
 
 

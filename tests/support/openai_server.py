@@ -135,11 +135,12 @@ class ScriptedOpenAI:
                     for n, (piece, chunk) in enumerate(_chunks(reply, model)):
                         if n and gate is not None and not gate.wait(30):
                             return  # the test never opened the gate: it has failed already
-                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                        self.wfile.flush()
+                        # Noted before it is written: the client may show it before this thread runs again.
                         if piece is not None:
                             with owner._lock:
                                 owner.sent.append(piece)
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
                     self.wfile.write(b"data: [DONE]\n\n")
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the client cancelled the request
