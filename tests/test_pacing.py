@@ -14,10 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
+from browser_copilot.browser.guarded import guard_report, guarded_code
 from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
-from browser_copilot.safety.guard import guard_report, guarded_code
 from tests.conftest import make_settings
 from tests.support.agent import fresh, value
 from tests.support.pages import PageServer

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
+from browser_copilot.browser.guarded import guard_report, guarded_code, preflight_checks, replay_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import Allow, guard_report, guarded_code, preflight_checks, replay_code
-from browser_copilot.safety.vetting import vet_code
+from browser_copilot.sandbox.guard import Allow
 from browser_copilot.sandbox.network import UrlPolicy
+from browser_copilot.sandbox.vetting import vet_code
 from tests.support.agent import fresh, make_runner, value
 from tests.support.pages import PageServer
 from tests.support.scripted_model import code, say

@@ -6,8 +6,14 @@ structure can tell. The guard holds the activation, never the reading."""
 
 from __future__ import annotations
 
+from browser_copilot.browser.guarded import (
+    GuardReport,
+    activated,
+    guard_report,
+    guarded_code,
+    preflight_checks,
+)
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import GuardReport, activated, guard_report, guarded_code, preflight_checks
 from tests.support.agent import fresh, make_runner, value
 from tests.support.pages import PageServer
 from tests.support.scripted_model import call, code, say

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.observation import observe
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import guarded_code
-from browser_copilot.safety.vetting import vet_code
+from browser_copilot.sandbox.vetting import vet_code
 from tests.support.pages import PageServer
 
 SECRET = "bc-s3cr3t-cookie"

@@ -17,8 +17,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import Allow, guard_report, guarded_code, replay_code
+from browser_copilot.sandbox.guard import Allow
 
 HOSTILE = {
     "none": "",

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from browser_copilot.browser.guarded import guard_report, guarded_code
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import guard_report, guarded_code
 from browser_copilot.sandbox.box import exposed_globals_js, globals_policy, known_globals
 from tests.support.agent import fresh, value
 from tests.support.pages import PageServer

@@ -22,11 +22,11 @@ import pytest
 import pytest_asyncio
 from langchain_core.messages import ToolMessage
 
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable, NetworkPolicyDown
-from browser_copilot.safety.guard import guarded_code
 from browser_copilot.sandbox.network import NetworkGuard, UrlPolicy, carried_data, named_sites, site_of
 from tests.conftest import ROOT, make_settings
 from tests.support.agent import make_runner

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import Allow, guard_report, guarded_code, replay_code
+from browser_copilot.sandbox.guard import Allow
 
 ORDER_FORM = (
     "<!doctype html><html lang=en><head><title>Shop</title></head><body><h1>Checkout</h1>"

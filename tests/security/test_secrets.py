@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.safety.guard import guarded_code
 from tests.support.agent import make_runner
 from tests.support.pages import PageServer
 from tests.support.scripted_model import code, say

@@ -1,14 +1,14 @@
 """What an action aims at, as words (for loop detection and cards), and whether it acts at all.
 
 Whether an action is destructive is decided by the classifier (safety/policy.js) from the DOM facts
-of its targets, before the code runs and again inside the page while it runs (safety/guard.js)."""
+of its targets, before the code runs and again inside the page while it runs (sandbox/guard.js)."""
 
 from __future__ import annotations
 
 import re
 
 from browser_copilot.agent.state import ObservationState
-from browser_copilot.safety.guard import targets
+from browser_copilot.browser.guarded import targets
 
 _ACTION = re.compile(
     r"\.(click|dblclick|tap|press|check|uncheck|submit|requestSubmit|dispatchEvent|setChecked|"

@@ -1,7 +1,7 @@
 """Human pacing of the model's browser actions (PACING): what `pacing.js` is given, and its source.
 
-The pacing runs where the model's calls go through, the membrane (`safety/membrane.js`), as its
-`beforeAction` hook; `safety.guard.guarded_code` puts it there when the mode is `human`. `auto` is
+The pacing runs where the model's calls go through, the membrane (`sandbox/membrane.js`), as its
+`beforeAction` hook; `browser.guarded.guarded_code` puts it there when the mode is `human`. `auto` is
 decided per call: `human` in a browser the user runs, `off` in a browser the app launched.
 """
 
@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from browser_copilot.browser.scripts import script_source
+from browser_copilot.scripts import script_source
 
 PacingMode = Literal["off", "human", "auto"]
 

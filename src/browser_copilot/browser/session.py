@@ -41,6 +41,7 @@ from browser_copilot.errors import (
     NavigationError,
     NetworkPolicyDown,
 )
+from browser_copilot.sandbox.guard import needs_runtime, runtime_install_code
 from browser_copilot.sandbox.network import NetworkGuard, Refusal, UrlPolicy
 
 log = logging.getLogger(__name__)
@@ -397,10 +398,8 @@ class BrowserSession:
 
     async def _call_guarded(self, code: str, *, timeout: float) -> CodeResult:
         """One call; guarded code that finds the server without the guard runtime gets it, then runs."""
-        from browser_copilot.safety.guard import needs_runtime, runtime_install_code
-
         result = await self._call(code, timeout=timeout)
-        if needs_runtime(result):
+        if result.ok and needs_runtime(result.value):
             installed = await self._call(runtime_install_code(self._root or project_root()), timeout=timeout)
             if not installed.ok:
                 return installed

@@ -20,8 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from browser_copilot.browser.scripts import script_source
 from browser_copilot.errors import CopilotError
+from browser_copilot.scripts import script_source
 
 FACT_KEYS = ("tag", "role", "type", "name", "value", "form_action", "form_method", "context", "url")
 SIGNAL_KEYS = (

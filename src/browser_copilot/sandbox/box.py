@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from browser_copilot.browser.scripts import script_source
 from browser_copilot.errors import McpStartError
+from browser_copilot.scripts import script_source
 
 SES_FILE = Path("node_modules") / "ses" / "dist" / "ses.umd.min.js"
 

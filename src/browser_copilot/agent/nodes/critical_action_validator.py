@@ -2,7 +2,7 @@
 
 Code that reaches for Node or the file system is refused here. The pre-flight check of the code's
 targets (live DOM facts, classified in the page) runs in the same browser call as the code, just
-before it (see `tools` and `safety/guard.py`): a destructive target not yet allowed, or typing into a
+before it (see `tools` and `browser/guarded.py`): a destructive target not yet allowed, or typing into a
 password/OTP/card field, stops it and comes back here as a pending action. Over the step limit, the
 run stops."""
 
@@ -21,10 +21,11 @@ from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.extra_calls import check_extra_call
 from browser_copilot.agent.state import AgentState, PendingAction, confirmation
 from browser_copilot.agent.tools import BROWSER_TOOLS
+from browser_copilot.browser.guarded import types_into
 from browser_copilot.events import Event
 from browser_copilot.safety.classifier import ClassifierUnavailable, classify_many
-from browser_copilot.safety.guard import Allow, types_into
-from browser_copilot.safety.vetting import vet_code
+from browser_copilot.sandbox.guard import Allow
+from browser_copilot.sandbox.vetting import vet_code
 
 Next = Literal["tools", "human_in_loop", "progress_reporter", "agent"]
 

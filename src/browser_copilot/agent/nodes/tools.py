@@ -48,13 +48,7 @@ from browser_copilot.agent.tools import (
     update_working_state,
     upload_file,
 )
-from browser_copilot.browser.observation import observe, parse_dialog
-from browser_copilot.browser.results import CodeResult, Tab
-from browser_copilot.browser.session import BrowserSession
-from browser_copilot.errors import BrowserError, McpError
-from browser_copilot.events import Event
-from browser_copilot.safety.guard import (
-    Allow,
+from browser_copilot.browser.guarded import (
     guard_report,
     guarded_code,
     preflight_checks,
@@ -62,6 +56,12 @@ from browser_copilot.safety.guard import (
     targets,
     types_into,
 )
+from browser_copilot.browser.observation import observe, parse_dialog
+from browser_copilot.browser.results import CodeResult, Tab
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.errors import BrowserError, McpError
+from browser_copilot.events import Event
+from browser_copilot.sandbox.guard import Allow
 from browser_copilot.sandbox.network import refusal_note
 
 Next = Literal[

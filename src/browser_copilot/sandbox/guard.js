@@ -3,7 +3,7 @@
 // and its same-origin frames, whatever way the code reached them (locator, coordinates, evaluate,
 // keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
-// It runs in an isolated world of its own (safety/guard.py): page scripts can neither see nor replace
+// It runs in an isolated world of its own (world.js, early.js): page scripts can neither see nor replace
 // it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}; arm and
 // disarm also return the values of the page's secret fields (for the box to mask).
 (args) => {

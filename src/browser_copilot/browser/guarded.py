@@ -1,4 +1,6 @@
-"""Running the model's code under the in-page guard (guard.js), and the pre-flight check of targets.
+"""The model's code as the agent sends it (F41, F45): `guarded_code` puts it in the box with the guard
+around it (sandbox/call.js, the app's side of the call), `replay_code` performs a held action once, and
+the report and pre-flight verdicts are read back from the call's result.
 
 The guard is armed just before the code runs and disarmed right after, so only the agent's actions
 are checked; what it held comes back as `GuardReport`. Approved actions carry a one-time token: the
@@ -7,21 +9,18 @@ guard lets exactly one matching event through.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import uuid
-from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from browser_copilot.browser.observation import code_prelude
 from browser_copilot.browser.pacing import Pacing, pacing_hook
 from browser_copilot.browser.results import CodeResult
-from browser_copilot.browser.scripts import script_source
-from browser_copilot.safety.classifier import language_source, lexicon_json, policy_template, secret_source
-from browser_copilot.sandbox.box import box_install_lines, exposed_globals_js, globals_policy, membrane_source
+from browser_copilot.safety.classifier import secret_source
+from browser_copilot.sandbox.box import exposed_globals_js
+from browser_copilot.sandbox.guard import Allow, runtime_version
+from browser_copilot.scripts import script_source
 
 _EL = re.compile(r"\bel\(\s*(\d+)\s*\)")
 _NAMED = re.compile(
@@ -32,40 +31,6 @@ _TEXT_SELECTOR = re.compile(r"""(?:text=|has-text\(|:text\()\s*['"]?([^'")\]]{1,
 _TYPING = re.compile(
     r"\.(fill|type|pressSequentially|press|setInputFiles|selectText)\s*\(|keyboard\.(type|insertText|press)"
 )
-
-
-@cache
-def guard_template() -> str:
-    """guard.js with the classifier in it and `__LEXICON__` left for the phrase table."""
-    body = script_source("browser_copilot.safety", "guard.js")
-    return body.replace("__POLICY__", policy_template()).replace("__IS_SECRET__", secret_source())
-
-
-@dataclass(frozen=True, slots=True)
-class Allow:
-    """A one-time permission for the guard: numbered targets, names, or a held element."""
-
-    numbers: list[int] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
-    held: list[str] = field(default_factory=list)
-    token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-
-    def with_checks(self, checks: list[dict[str, Any]]) -> Allow:
-        """This permission widened to the pre-flight checks' targets (`el(N)` refs and locator names),
-        under the same one-time token."""
-        numbers = [int(c["ref"][3:-1]) for c in checks if c["ref"].startswith("el(")]
-        names = [c["ref"] for c in checks if not c["ref"].startswith("el(")]
-        return Allow(
-            numbers=[*self.numbers, *numbers], names=[*self.names, *names], held=self.held, token=self.token
-        )
-
-    def to_js(self) -> dict[str, Any]:
-        return {
-            "token": self.token,
-            "numbers": self.numbers,
-            "names": [n.lower() for n in self.names],
-            "held": self.held,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,57 +73,6 @@ def activated(code: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-RUNTIME_MISSING = "__bcNeedsRuntime"  # call.js returns it
-"""What guarded code returns, before running anything, when the MCP server lacks the guard runtime."""
-
-
-@cache
-def runtime_version() -> str:
-    """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
-    parts = (guard_template(), lexicon_json(), membrane_source(), json.dumps(globals_policy()))
-    # world.js and early.js travel with each call: a change there needs no new install.
-    return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
-
-
-_RUNTIME_FOR = """
-  // The runtime for a document: the phrase table of its language (<html lang>) and English when the
-  // table has that language, else all of it. Built once per language and kept on the context.
-  const made = new Map();
-  c.__bcRuntimeFor = (lang) => {
-    const found = languageOf(table, lang);
-    const key = found || '*';
-    if (!made.has(key)) {
-      const languages = found
-        ? Object.fromEntries(Object.entries(table.languages).filter(([k]) => k === found || k === 'en'))
-        : table.languages;
-      made.set(key, template.replace('__LEXICON__', () => JSON.stringify({ ...table, languages })));
-    }
-    return made.get(key);
-  };
-"""
-
-
-def runtime_install_code(root: Path) -> str:
-    """Code that leaves, once per MCP server, the box the model's code runs in (a locked-down realm,
-    sandbox/box.py) and the guard runtime (guard, classifier, phrase table) on the browser context
-    object; guarded calls then carry only a stub, and put the runtime into a document the first time
-    they meet it there, with the phrase table of the page's language (a few tens of kB, not ~0.5 MB)."""
-    return (
-        "async (page) => { const c = page.context();\n"
-        f"  const template = {json.dumps(guard_template())};\n"
-        f"  const table = JSON.parse({json.dumps(lexicon_json())});\n"
-        f"  const languageOf = {language_source()};\n"
-        f"{_RUNTIME_FOR}"
-        f"{box_install_lines(root)}"
-        f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
-        "  return 'installed'; }"
-    )
-
-
-def needs_runtime(result: CodeResult) -> bool:
-    return result.ok and isinstance(result.value, dict) and RUNTIME_MISSING in result.value
-
-
 def guarded_code(
     code: str,
     frames: dict[str, list[int]] | None = None,
@@ -184,12 +98,12 @@ def guarded_code(
     # The model's code runs in the box (sandbox/membrane.js), a compartment of a locked-down realm
     # that gets its source as a string and reaches Playwright only through the membrane; call.js, the
     # app's side of the call, runs here with the real page.
-    world = script_source("browser_copilot.safety", "world.js")
-    early = json.dumps(script_source("browser_copilot.safety", "early.js"))
+    world = script_source("browser_copilot.sandbox", "world.js")
+    early = json.dumps(script_source("browser_copilot.sandbox", "early.js"))
     return (
         "async (page) => {\n"
         f"{code_prelude(frames)}"
-        f"  const __call = {script_source('browser_copilot.safety', 'call.js')};\n"
+        f"  const __call = {script_source('browser_copilot.sandbox', 'call.js')};\n"
         f"  return await __call(page, {{ version: {json.dumps(runtime_version())},"
         f" source: {json.dumps(code.strip().rstrip(';'))},\n"
         f"    allow: {json.dumps(allow.to_js() if allow else None)}, preflight: {json.dumps(check)},\n"
