@@ -13,6 +13,8 @@
     await session.send('Page.enable');  // scripts for new documents run only with the Page domain on
     await session.send('Page.addScriptToEvaluateOnNewDocument', { source: earlySource, worldName: WORLD, runImmediately: true });
     const world = { session, frameId: targetInfo.targetId, contextId: null };
+    // A new document in the main frame has a new context of the world: forget the old one at once.
+    session.on('Page.frameNavigated', (event) => { if (!event.frame.parentId) world.contextId = null; });
     page.__bcWorld = world;
     return world;
   };
@@ -40,13 +42,15 @@
     }
   };
   // The guard's ops in one document: `evaluate(expression)` runs in the guard's world there.
+  // A document without the runtime answers with its language, and gets the runtime for it.
   const ops = (evaluate) => async (args) => {
-    const call = `window.__bcRuntime ? window.__bcRuntime(${JSON.stringify(args)}) : '__bcMissing'`;
+    const call = `window.__bcRuntime ? window.__bcRuntime(${JSON.stringify(args)})`
+      + ` : { __bcMissing: document.documentElement.lang || '' }`;
     let out = await evaluate(call);
-    if (out === '__bcMissing') {
-      const lang = await evaluate("document.documentElement.lang || ''").catch(() => '');
-      await evaluate(`if (!window.__bcEarly) { ${earlySource} }\nvoid (window.__bcRuntime = ${context.__bcRuntimeFor(lang)})`);
-      out = await evaluate(call);
+    if (out && typeof out === 'object' && typeof out.__bcMissing === 'string') {
+      const runtime = context.__bcRuntimeFor(out.__bcMissing);
+      out = await evaluate(`if (!window.__bcEarly) { ${earlySource} }\nwindow.__bcRuntime = ${runtime};\n`
+        + `window.__bcRuntime(${JSON.stringify(args)})`);
     }
     return out;
   };
