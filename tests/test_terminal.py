@@ -142,6 +142,7 @@ def test_ctrl_d_at_the_prompt_leaves(
     child = spawn(tmp_path / "data", external_browser, llm)
     child.sendline("/nonsense")
     child.expect("Unknown command /nonsense")
+    child.expect("› ")  # the prompt is back: ^D now reaches the line editor, not the tty's cooked mode
     child.sendeof()
     child.expect("Bye.")
     child.expect(pexpect.EOF)

@@ -5,58 +5,28 @@ server counts the requests it really received; an ordinary address still opens a
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.sandbox.guard import Allow
+from tests.support.sites import Request, Site
 
 
-class Site:
-    """A site that records every path it is asked for."""
-
-    def __init__(self) -> None:
-        self.paths: list[str] = []
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                site.paths.append(self.path)
-                body = (
-                    b"<!doctype html><html lang=en><title>Orders</title><h1>Your order 7</h1>"
-                    b"<a id=place href='/checkout/complete'>Place order</a>"
-                    b"<a id=posts href='/posts/123'>Posts</a>"
-                )
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
-
-    def asked(self, prefix: str) -> int:
-        return sum(1 for p in self.paths if p.startswith(prefix))
+def orders(request: Request, port: int) -> str:
+    return (
+        "<!doctype html><html lang=en><title>Orders</title><h1>Your order 7</h1>"
+        "<a id=place href='/checkout/complete'>Place order</a>"
+        "<a id=posts href='/posts/123'>Posts</a>"
+    )
 
 
 @pytest.fixture(scope="module")
 def site() -> Iterator[Site]:
-    site = Site()
-    yield site
-    site.server.shutdown()
-    site.server.server_close()
+    with Site(orders) as site:
+        yield site
 
 
 COMMITTING = {
@@ -96,7 +66,7 @@ async def test_a_get_that_acts_is_held_before_it_is_sent(
     report = guard_report(result)
     assert report is not None and report.held, result
     assert report.held[0]["verdict"]["destructive"]
-    assert site.asked(path) == 0
+    assert site.received("GET", path) == 0
     # /yes: the address is opened once.
     held = report.held[0]
     replayed = await browser_session.run_code(
@@ -105,8 +75,8 @@ async def test_a_get_that_acts_is_held_before_it_is_sent(
     assert replayed.ok, replayed.error
     assert guard_report(replayed) is None
     if held["kind"] == "navigate" or way.startswith("a link"):
-        assert site.asked(path) == 1
-    site.paths.clear()
+        assert site.received("GET", path) == 1
+    site.requests.clear()
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,7 @@ orders it really received."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -20,6 +17,7 @@ import pytest
 from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.sandbox.guard import Allow
+from tests.support.sites import Request, Site
 
 HOSTILE = {
     "none": "",
@@ -71,70 +69,44 @@ WAYS = {
 }
 
 
-class Shop:
-    """A shop whose order form posts to /order; it counts the orders it receives."""
-
-    def __init__(self) -> None:
-        self.orders: list[str] = []
-        shop = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                hostile = parse_qs(urlsplit(self.path).query).get("hostile", ["none"])[0]
-                body = (
-                    "<!doctype html><html lang=en><head><title>Checkout</title>"
-                    f"<script>{HOSTILE[hostile]}</script></head><body><h1>Checkout</h1>"
-                    "<form id=pay action=/order method=post><label>Note <input name=note value=x></label>"
-                    "<p>Total: $42.00</p><button type=submit id=place>Place order</button></form>"
-                    "</body></html>"
-                ).encode()
-                self._send(200, body)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                shop.orders.append(self.rfile.read(length).decode())
-                self._send(200, b"<title>Thank you</title><p>Order placed</p>")
-
-            def _send(self, status: int, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, hostile: str) -> str:
-        port = self.server.server_address[1]
-        return f"http://127.0.0.1:{port}/checkout?hostile={hostile.replace(' ', '+')}"
+def checkout(request: Request, port: int) -> str:
+    """The checkout page (with the hostile script the query names), and the shop's answer to an order."""
+    if request.method == "POST":
+        return "<title>Thank you</title><p>Order placed"
+    hostile = parse_qs(urlsplit(request.path).query).get("hostile", ["none"])[0]
+    return (
+        "<!doctype html><html lang=en><head><title>Checkout</title>"
+        f"<script>{HOSTILE[hostile]}</script></head><body><h1>Checkout</h1>"
+        "<form id=pay action=/order method=post><label>Note <input name=note value=x></label>"
+        "<p>Total: $42.00</p><button type=submit id=place>Place order</button></form>"
+        "</body></html>"
+    )
 
 
 @pytest.fixture(scope="module")
-def shop() -> Iterator[Shop]:
-    shop = Shop()
-    yield shop
-    shop.server.shutdown()
-    shop.server.server_close()
+def shop() -> Iterator[Site]:
+    with Site(checkout) as site:
+        yield site
 
 
-async def open_shop(session: BrowserSession, shop: Shop, hostile: str) -> None:
+def shop_url(shop: Site, hostile: str) -> str:
+    return shop.url(f"/checkout?hostile={hostile.replace(' ', '+')}")
+
+
+async def open_shop(session: BrowserSession, shop: Site, hostile: str) -> None:
     # The guard has seen this tab before (an earlier test, or this line's first call), so the page's
     # document is a new one, with the early script in first.
     await session.run_code(guarded_code("async (page) => 1", None, preflight=False))
-    await session.goto(shop.url(hostile))
+    await session.goto(shop_url(shop, hostile))
 
 
 @pytest.mark.parametrize("hostile", list(HOSTILE))
 @pytest.mark.parametrize("way", list(WAYS))
 async def test_an_order_is_held_whatever_the_page_does_to_the_guard(
-    browser_session: BrowserSession, shop: Shop, hostile: str, way: str
+    browser_session: BrowserSession, shop: Site, hostile: str, way: str
 ) -> None:
     await open_shop(browser_session, shop, hostile)
-    before = len(shop.orders)
+    before = shop.received("POST")
     result = await browser_session.run_code(guarded_code(WAYS[way], None, preflight=False))
     report = guard_report(result)
     assert report is not None and report.held, result
@@ -143,12 +115,12 @@ async def test_an_order_is_held_whatever_the_page_does_to_the_guard(
         "async (page) => await page.evaluate(() => document.title)", idempotent=True
     )
     assert title.value == "Checkout"  # still on the checkout page
-    assert len(shop.orders) == before  # the shop received nothing
+    assert shop.received("POST") == before  # the shop received nothing
 
 
-async def test_a_held_submission_runs_once_after_yes(browser_session: BrowserSession, shop: Shop) -> None:
+async def test_a_held_submission_runs_once_after_yes(browser_session: BrowserSession, shop: Site) -> None:
     await open_shop(browser_session, shop, "every event stopped first")
-    before = len(shop.orders)
+    before = shop.received("POST")
     result = await browser_session.run_code(
         guarded_code(WAYS["submit() taken from a fresh iframe's realm"], None, preflight=False)
     )
@@ -158,4 +130,4 @@ async def test_a_held_submission_runs_once_after_yes(browser_session: BrowserSes
     replayed = await browser_session.run_code(replay_code(held["id"], held["kind"], Allow(held=[held["id"]])))
     assert replayed.ok, replayed.error
     assert guard_report(replayed) is None
-    assert len(shop.orders) == before + 1
+    assert shop.received("POST") == before + 1

@@ -5,16 +5,14 @@ receives nothing."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.sandbox.guard import Allow
+from tests.support.sites import Request, Site
 
 ORDER_FORM = (
     "<!doctype html><html lang=en><head><title>Shop</title></head><body><h1>Checkout</h1>"
@@ -23,53 +21,22 @@ ORDER_FORM = (
 )
 
 
-class Shop:
-    """A shop on 127.0.0.1 whose checkout is also embedded, from `localhost` (another origin)."""
-
-    def __init__(self) -> None:
-        self.orders: list[str] = []
-        shop = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                if self.path.startswith("/embed"):
-                    port = self.server.server_address[1]
-                    body = (
-                        "<!doctype html><title>Blog</title><h1>A blog</h1>"
-                        f"<iframe id=shop src='http://localhost:{port}/checkout' width=400></iframe>"
-                    )
-                else:
-                    body = ORDER_FORM
-                self._send(body.encode())
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                shop.orders.append(self.rfile.read(length).decode())
-                self._send(b"<title>Thanks</title>Order placed")
-
-            def _send(self, body: bytes) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, path: str, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.server.server_address[1]}{path}"
+def shop_pages(request: Request, port: int) -> str:
+    """A shop on 127.0.0.1 whose checkout a blog embeds from `localhost` (another origin)."""
+    if request.method == "POST":
+        return "<title>Thanks</title>Order placed"
+    if request.path.startswith("/embed"):
+        return (
+            "<!doctype html><title>Blog</title><h1>A blog</h1>"
+            f"<iframe id=shop src='http://localhost:{port}/checkout' width=400></iframe>"
+        )
+    return ORDER_FORM
 
 
 @pytest.fixture(scope="module")
-def shop() -> Iterator[Shop]:
-    shop = Shop()
-    yield shop
-    shop.server.shutdown()
-    shop.server.server_close()
+def shop() -> Iterator[Site]:
+    with Site(shop_pages) as site:
+        yield site
 
 
 WAYS = {
@@ -110,26 +77,26 @@ async def close_other_tabs(session: BrowserSession) -> None:
 
 @pytest.mark.parametrize("way", list(WAYS))
 async def test_an_order_anywhere_the_code_reaches_is_held(
-    browser_session: BrowserSession, shop: Shop, way: str
+    browser_session: BrowserSession, shop: Site, way: str
 ) -> None:
     await browser_session.goto(shop.url("/embed"))
-    before = len(shop.orders)
+    before = shop.received("POST")
     source = WAYS[way].replace("SHOP", repr(shop.url("/checkout")))
     try:
         result = await browser_session.run_code(guarded_code(source, None, preflight=False))
         report = guard_report(result)
         assert report is not None and report.held, result
         assert report.held[0]["verdict"]["category"] == "order"
-        assert len(shop.orders) == before
+        assert shop.received("POST") == before
     finally:
         await close_other_tabs(browser_session)
 
 
 async def test_an_order_held_in_a_cross_origin_frame_runs_once_after_yes(
-    browser_session: BrowserSession, shop: Shop
+    browser_session: BrowserSession, shop: Site
 ) -> None:
     await browser_session.goto(shop.url("/embed"))
-    before = len(shop.orders)
+    before = shop.received("POST")
     result = await browser_session.run_code(
         guarded_code(WAYS["a CSS locator into a cross-origin frame"], None, preflight=False)
     )
@@ -139,7 +106,7 @@ async def test_an_order_held_in_a_cross_origin_frame_runs_once_after_yes(
     replayed = await browser_session.run_code(replay_code(held["id"], held["kind"], Allow(held=[held["id"]])))
     assert replayed.ok, replayed.error
     assert guard_report(replayed) is None
-    assert len(shop.orders) == before + 1
+    assert shop.received("POST") == before + 1
 
 
 CLOSED = (
@@ -161,7 +128,7 @@ CLOSED = (
     ],
 )
 async def test_a_button_in_a_closed_shadow_root_is_not_activated_unseen(
-    browser_session: BrowserSession, shop: Shop, way: str
+    browser_session: BrowserSession, shop: Site, way: str
 ) -> None:
     await browser_session.goto(shop.url("/embed"))
     assert (await browser_session.run_code(f"async (page) => {{ await page.setContent({CLOSED!r}) }}")).ok

@@ -9,8 +9,6 @@ from a frame of another origin, after clearing the field."""
 from __future__ import annotations
 
 import json
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from threading import Thread
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ from browser_copilot.browser.session import BrowserSession
 from tests.support.agent import make_runner
 from tests.support.pages import PageServer
 from tests.support.scripted_model import code, say
+from tests.support.sites import Site
 
 PASSWORD = "Tr0ub4dor-ECHO-77"
 OTP = "482977"
@@ -117,28 +116,13 @@ async def test_the_users_own_details_stay_readable(
     )
 
 
-class _FrameHandler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = f"<input type=password value={FRAME_SECRET}>".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-
 async def test_a_secret_in_a_frame_of_another_origin_never_comes_back(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FrameHandler)
-    Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with Site(lambda request, port: f"<input type=password value={FRAME_SECRET}>") as server:
         await browser_session.goto(pages.url("form.html"))
         # "localhost" is another origin than the page's 127.0.0.1.
-        src = f"http://localhost:{server.server_address[1]}/card"
+        src = server.url("/card", host="localhost")
         result = await browser_session.run_code(
             "async (page) => { await page.setContent("
             f"{json.dumps(f'<iframe src={src}></iframe>')});"
@@ -151,9 +135,6 @@ async def test_a_secret_in_a_frame_of_another_origin_never_comes_back(
         )
         assert FRAME_SECRET not in seen
         assert "<masked>" in seen
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 async def test_card_numbers_ibans_and_keys_in_page_text_never_reach_the_model(

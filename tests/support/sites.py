@@ -1,0 +1,72 @@
+"""A small site for the security tests: it answers with the HTML a test gives it and records every
+request it really received (method, path, body), so a test can tell what the browser sent."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    method: str
+    path: str
+    body: str
+
+
+Pages = Callable[[Request, int], str]
+"""What the site answers to a request (its port given, for pages that link to another origin)."""
+
+
+class Site:
+    """A site on 127.0.0.1 (also reachable as `localhost`, another origin); use as a context manager."""
+
+    def __init__(self, pages: Pages) -> None:
+        self.requests: list[Request] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                self._answer()
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                request = Request(self.command, self.path, self.rfile.read(length).decode() if length else "")
+                site.requests.append(request)
+                body = pages(request, site.port).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def received(self, method: str, prefix: str = "/") -> int:
+        """How many `method` requests for paths starting with `prefix` it received."""
+        return sum(1 for r in self.requests if r.method == method and r.path.startswith(prefix))
+
+    def __enter__(self) -> Site:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
