@@ -14,10 +14,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
+from browser_copilot.browser.guarded import guard_report, guarded_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.sandbox.guard import Allow
-from tests.support.sites import Request, Site
+from tests.support.sites import Request, Site, held_then_allowed
 
 HOSTILE = {
     "none": "",
@@ -121,13 +120,5 @@ async def test_an_order_is_held_whatever_the_page_does_to_the_guard(
 async def test_a_held_submission_runs_once_after_yes(browser_session: BrowserSession, shop: Site) -> None:
     await open_shop(browser_session, shop, "every event stopped first")
     before = shop.received("POST")
-    result = await browser_session.run_code(
-        guarded_code(WAYS["submit() taken from a fresh iframe's realm"], None, preflight=False)
-    )
-    report = guard_report(result)
-    assert report is not None and report.held
-    held = report.held[0]
-    replayed = await browser_session.run_code(replay_code(held["id"], held["kind"], Allow(held=[held["id"]])))
-    assert replayed.ok, replayed.error
-    assert guard_report(replayed) is None
+    await held_then_allowed(browser_session, WAYS["submit() taken from a fresh iframe's realm"])
     assert shop.received("POST") == before + 1

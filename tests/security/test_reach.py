@@ -9,10 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
+from browser_copilot.browser.guarded import guard_report, guarded_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.sandbox.guard import Allow
-from tests.support.sites import Request, Site
+from tests.support.sites import Request, Site, held_then_allowed
 
 ORDER_FORM = (
     "<!doctype html><html lang=en><head><title>Shop</title></head><body><h1>Checkout</h1>"
@@ -97,15 +96,7 @@ async def test_an_order_held_in_a_cross_origin_frame_runs_once_after_yes(
 ) -> None:
     await browser_session.goto(shop.url("/embed"))
     before = shop.received("POST")
-    result = await browser_session.run_code(
-        guarded_code(WAYS["a CSS locator into a cross-origin frame"], None, preflight=False)
-    )
-    report = guard_report(result)
-    assert report is not None and report.held
-    held = report.held[0]
-    replayed = await browser_session.run_code(replay_code(held["id"], held["kind"], Allow(held=[held["id"]])))
-    assert replayed.ok, replayed.error
-    assert guard_report(replayed) is None
+    await held_then_allowed(browser_session, WAYS["a CSS locator into a cross-origin frame"])
     assert shop.received("POST") == before + 1
 
 

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.sandbox.guard import Allow
+
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -70,3 +74,16 @@ class Site:
     def __exit__(self, *_: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+async def held_then_allowed(session: BrowserSession, code: str) -> dict[str, Any]:
+    """Run the model's `code` unvetted (as the agent would, without the pre-flight): something must be
+    held; then the user's `/yes`: the held action runs once, and is not held again. The held event."""
+    report = guard_report(await session.run_code(guarded_code(code, None, preflight=False)))
+    assert report is not None and report.held, "nothing was held"
+    held = report.held[0]
+    allow = Allow(held=[held["id"]])
+    replayed = await session.run_code(replay_code(held["id"], held["kind"], allow, held.get("url")))
+    assert replayed.ok, replayed.error
+    assert guard_report(replayed) is None
+    return dict(held)
