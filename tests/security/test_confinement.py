@@ -26,6 +26,7 @@ from browser_copilot.browser.mcp_server import build_server_spec
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.doctor import mcp_server_check
 from browser_copilot.errors import ConfigError, McpStartError
+from browser_copilot.sandbox.confinement import box_options
 from tests.conftest import ROOT, make_settings
 from tests.support.app import app_env, run_app
 from tests.support.pages import PageServer
@@ -325,3 +326,13 @@ def test_an_unknown_mcp_sandbox_level_names_the_levels(tmp_path: Path) -> None:
     assert any(
         p.startswith("MCP_SANDBOX:") and "Fix: set MCP_SANDBOX to auto" in p for p in raised.value.problems
     )
+
+
+def test_a_project_or_node_under_tmp_stays_visible_in_the_box(tmp_path: Path) -> None:
+    # The box has its own /tmp; what lives under the host's /tmp (a clone, a Node) is bound on top of it.
+    modules = tmp_path / "project" / "node_modules"
+    node = tmp_path / "node" / "bin" / "node"
+    options = box_options(node=node, read_only=[modules])
+    tmpfs = options.index("/tmp", options.index("--tmpfs"))
+    assert options.index(str(modules)) > tmpfs
+    assert options.index(str(node)) > tmpfs

@@ -200,13 +200,20 @@ def box_options(*, node: Path, read_only: Sequence[Path]) -> list[str]:
         "--cap-drop",
         "ALL",
         *_system_view(),
+        # The box's own /proc, /dev and /tmp first: what is bound below comes on top of them (a project
+        # or a Node that lives under /tmp stays visible).
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
     ]
     system = [Path(name) for name in SYSTEM_DIRS if Path(name).is_dir() and not Path(name).is_symlink()]
     if not _covered(node, system):
         args += ["--ro-bind", str(node), str(node)]
     for folder in read_only:
         args += ["--ro-bind", str(folder), str(folder)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     return args
 
 
