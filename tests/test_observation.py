@@ -13,12 +13,12 @@ from browser_copilot.browser.observation import (
     Observation,
     TabInfo,
     as_untrusted,
-    mask_secrets,
     observation_code,
     observe,
     wrap_model_code,
 )
 from browser_copilot.browser.session import BrowserSession
+from browser_copilot.safety.redaction import mask_for_model
 from tests.support.pages import PageServer
 
 
@@ -383,14 +383,14 @@ async def test_the_users_own_phone_is_visible_to_the_model_a_password_is_not_and
 
 def test_only_card_numbers_ibans_and_keys_are_masked_in_what_the_model_reads() -> None:
     state = 'value="4111 1111 1111 1111" value="DE89 3704 0044 0532 0130 00" value="+44 20 7946 0958"'
-    masked = mask_secrets(state)
+    masked = mask_for_model(state)
     assert masked == 'value="<card>" value="<iban>" value="+44 20 7946 0958"'
-    assert mask_secrets('value="ann.lee@example.com"') == 'value="ann.lee@example.com"'
+    assert mask_for_model('value="ann.lee@example.com"') == 'value="ann.lee@example.com"'
     # Not Luhn-valid, not a valid IBAN: ordinary numbers stay.
-    assert mask_secrets("order 4111 1111 1111 1112, ref DE00 3704 0044 0532 0130 00") == (
+    assert mask_for_model("order 4111 1111 1111 1112, ref DE00 3704 0044 0532 0130 00") == (
         "order 4111 1111 1111 1112, ref DE00 3704 0044 0532 0130 00"
     )
-    assert mask_secrets("key sk-proj-abcdefghijklmnopqrstuv") == "key <api-key>"
+    assert mask_for_model("key sk-proj-abcdefghijklmnopqrstuv") == "key <api-key>"
 
 
 def test_with_many_tabs_open_the_newest_are_listed_with_the_agents_own() -> None:

@@ -11,9 +11,7 @@ with `'return process'`; a positive control runs the same search outside the box
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from browser_copilot.browser.session import BrowserSession
 from browser_copilot.sandbox.box import exposed_globals_js, globals_policy, known_globals
 from tests.support.agent import fresh, value
 from tests.support.pages import PageServer
+from tests.support.waiting import eventually
 
 ESCAPE_SEARCH = (Path(__file__).parent / "escape_search.js").read_text("utf-8")
 
@@ -58,16 +57,6 @@ ROOTS: dict[str, str] = {
     "a timer handle (a number here)": "[setTimeout(() => 0, 1), setInterval(() => 0, 1000)]",
     "a refused API client": "page.request",
 }
-
-
-async def eventually(session: BrowserSession, expression: str, timeout: float = 10.0) -> Any:
-    """Poll a page expression until it is truthy (bounded)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = await value(session, expression)
-        if found or time.monotonic() > deadline:
-            return found
-        await asyncio.sleep(0.05)
 
 
 async def in_box(session: BrowserSession, code: str) -> CodeResult:
@@ -223,7 +212,8 @@ async def test_timers_and_listeners_of_the_code_do_not_outlive_its_call(
     )
     assert result.ok and result.value == "returned", result
     # The page's own timer (600 ms) fired after every timer of the code would have: none clicked.
-    assert await eventually(browser_session, "window.__late ?? 0") == 1
+    late = await eventually(lambda: value(browser_session, "window.__late ?? 0"), what="the page's timer")
+    assert late == 1
     assert await value(browser_session, "window.__clicks ?? 0") == 0
     assert (await browser_session.run_code(count, idempotent=True)).value == before
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -31,6 +31,22 @@ async def async_wait_until(
     delay = 0.01
     while True:
         value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+async def eventually(
+    condition: Callable[[], Awaitable[T]], *, timeout: float = 15.0, what: str = "condition"
+) -> T:
+    """Poll an async `condition` (a page read, say) until it returns a truthy value (bounded)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        value = await condition()
         if value:
             return value
         if time.monotonic() > deadline:

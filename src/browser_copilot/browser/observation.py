@@ -239,24 +239,18 @@ def parse_dialog(result: CodeResult) -> Dialog | None:
     return Dialog(match.group(1), match.group(2)) if match else None
 
 
-def mask_secrets(text: str) -> str:
-    """Page text as the model may read it: card numbers (Luhn), valid IBANs, API keys and tokens
-    masked, and nothing else: the user's own name, e-mail, phone or address typed into a form stay
-    visible so it can check what it typed. (Secret fields, passwords and one-time codes, are masked in
-    the page by `extractor.js`; logs are redacted separately, by `safety.redaction.redact`.)"""
-    return mask_for_model(text)
-
-
 def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
     elements = [
         Element(
             n=int(e["n"]),
             role=str(e["role"]),
-            name=mask_secrets(str(e.get("name", ""))),
-            state=mask_secrets(str(e.get("state", ""))),  # secrets only: the user's own details stay visible
+            name=mask_for_model(str(e.get("name", ""))),
+            # Secrets only (Luhn cards, valid IBANs, keys; secret fields are masked by extractor.js):
+            # the user's own details stay visible, so the model can check what it typed.
+            state=mask_for_model(str(e.get("state", ""))),
             frame=tuple(int(f) for f in e.get("frame", [])),
             offscreen=bool(e.get("offscreen", False)),
-            context=mask_secrets(str(e.get("context", ""))),
+            context=mask_for_model(str(e.get("context", ""))),
             covered=str(e.get("covered", "")),
         )
         for e in data.get("elements", [])
@@ -264,10 +258,10 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
     tabs = [TabInfo(int(t[0]), bool(t[1]), str(t[2]), str(t[3])) for t in data.get("tabs", [])]
     return Observation(
         url=str(data.get("url", "")),
-        title=mask_secrets(str(data.get("title", ""))),
+        title=mask_for_model(str(data.get("title", ""))),
         tabs=tabs,
         elements=elements,
-        outline=[mask_secrets(str(line)) for line in data.get("outline", [])],
+        outline=[mask_for_model(str(line)) for line in data.get("outline", [])],
         counts={k: int(v) for k, v in data.get("counts", {}).items()},
         viewport={k: int(v) for k, v in data.get("viewport", {}).items()},
         full=full,

@@ -79,6 +79,7 @@ def box_install_lines(root: Path) -> str:
     )
 
 
+@cache
 def exposed_globals_js() -> str:
     """An expression (in the code tool's per-call realm) for the globals the context got from Node's
     main realm: every own property of `globalThis` whose value is not of this realm."""

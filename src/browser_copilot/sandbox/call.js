@@ -102,12 +102,9 @@ async (page, config) => {
     const p = pageOf(t);
     await arm(p);
     const href = String(url);
-    const facts = { tag: 'a', role: 'link', name: '', href, url: p.url(), navigation: true, context: '' };
-    const verdict = await guard.page(p, { op: 'classify', facts }).catch(() => null);
-    if (!verdict || (!verdict.destructive && !verdict.judge)) return;
-    if (allow && allow.names.includes(href.toLowerCase())) return;
-    held.push({ id: `held-goto-${Date.now()}-${held.length}`, kind: 'navigate', url: href,
-      facts: { ...facts, name: `the address ${href.slice(0, 100)}` }, verdict, values: [], amount: null, count: null });
+    const entry = await guard.page(p, { op: 'address', url: href }).catch(() => null);
+    if (!entry || (allow && allow.names.includes(href.toLowerCase()))) return;
+    held.push({ id: `held-goto-${Date.now()}-${held.length}`, ...entry });
     halted = halt;
     throw new Error(halt);
   };

@@ -4,7 +4,7 @@
 // keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
 // It runs in an isolated world of its own (world.js, early.js): page scripts can neither see nor replace
-// it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'classify', ...}; arm and
+// it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'count'|'address'|'classify', ...}; arm and
 // disarm also return the values of the page's secret fields (for the box to mask).
 (args) => {
   const classify = __POLICY__;
@@ -218,6 +218,17 @@
     return found;
   };
 
+  // An address that acts when it is opened (a committing GET): what the guard holds for it, or null.
+  // For an address the page opens (goTo below) and for one the code opens with goto() (op 'address').
+  const addressHeld = (url, doc) => {
+    const facts = { tag: 'a', role: 'link', name: '', href: url, url: doc.location.href, navigation: true,
+      lang: doc.documentElement.lang || null, title: doc.title, context: '' };
+    const verdict = classify(facts);
+    if (!verdict.destructive && !verdict.judge) return null;
+    return { kind: 'navigate', url, facts: { ...facts, name: `the address ${url.slice(0, 100)}` }, verdict,
+      values: [], amount: null, count: null };
+  };
+
   const install = (win) => {
     if (win.__bcGuard) return win.__bcGuard;
     const guard = { armed: false, held: [], allow: null, secretBlocked: 0, passed: null };
@@ -263,16 +274,13 @@
     };
     const goTo = (e) => {
       const url = String(e.destination.url);
-      const facts = { tag: 'a', role: 'link', name: '', href: url, url: win.location.href, navigation: true,
-        lang: win.document.documentElement.lang || null, title: win.document.title, context: '' };
-      const verdict = classify(facts);
-      if (!verdict.destructive && !verdict.judge) return;
+      const entry = addressHeld(url, win.document);
+      if (!entry) return;
       const allow = guard.allow;
       if (allow && allow.names && allow.names.includes(url.toLowerCase())) { guard.allow = null; return; }
       e.preventDefault();
       if (guard.held.length >= 5) return;
-      guard.held.push({ id: `held-${Date.now()}-${guard.held.length}`, kind: 'navigate', url,
-        facts: { ...facts, name: `the address ${url.slice(0, 100)}` }, verdict, values: [], amount: null, count: null });
+      guard.held.push({ id: `held-${Date.now()}-${guard.held.length}`, ...entry });
     };
     // The listeners the early script registered at document start, in this isolated world, before any
     // page script (else, in a document met before the script was there, registered now).
@@ -384,6 +392,7 @@
     for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
     return n;
   }
+  if (args.op === 'address') return addressHeld(String(args.url), document);
   if (args.op === 'classify') return classify(args.facts || {});
   return null;
 }

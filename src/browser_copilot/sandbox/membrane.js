@@ -90,6 +90,16 @@
     return new Proxy(function refused() {}, { apply: fail, construct: fail, get: fail, set: fail, has: fail });
   };
 
+  // The message and name of anything thrown (strings; a getter that throws reads as 'error').
+  const describe = (e) => {
+    if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return { message: String(e), name: 'Error' };
+    let message = 'error';
+    let name = 'Error';
+    try { message = String(get(e, 'message')); } catch (_) { /* unreadable message */ }
+    try { const n = get(e, 'name'); if (typeof n === 'string') name = n; } catch (_) { /* no name */ }
+    return { message, name };
+  };
+
   // One membrane per code call: its own maps, timers and listeners, ended by finish().
   const makeMembrane = (opts) => {
     const toReal = new WeakMap();
@@ -103,10 +113,7 @@
     // A thrown value of the host realm becomes a local Error with its name and message (strings).
     const localError = (e) => {
       if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return e;
-      let message = 'error';
-      let name = 'Error';
-      try { message = String(get(e, 'message')); } catch (_) { /* unreadable message */ }
-      try { const n = get(e, 'name'); if (typeof n === 'string') name = n; } catch (_) { /* no name */ }
+      const { message, name } = describe(e);
       const copy = new Error(message);
       if (name !== 'Error') defineProperty(copy, 'name', { value: name, writable: true, configurable: true });
       return copy;
@@ -399,15 +406,6 @@
       }
     };
     return { toLocal, localGlobals, finish, guarded };
-  };
-
-  const describe = (e) => {
-    if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return { message: String(e), name: 'Error' };
-    let message = 'error';
-    let name = 'Error';
-    try { message = String(e.message); } catch (_) { /* unreadable */ }
-    try { if (typeof e.name === 'string') name = e.name; } catch (_) { /* no name */ }
-    return { message, name };
   };
 
   // Runs the model's `async (page) => {...}` source; returns { json } (the JSON of its value, or null

@@ -318,6 +318,7 @@ class _Connection:
     @classmethod
     async def open(cls, endpoint: str, on_event: EventHandler, *, timeout: float = 10.0) -> _Connection:
         http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
+        connected = False
         try:
             url = endpoint
             if endpoint.startswith(("http://", "https://")):
@@ -325,9 +326,10 @@ class _Connection:
                     version = await answer.json(content_type=None)
                 url = str(version["webSocketDebuggerUrl"])
             ws = await http.ws_connect(url, max_msg_size=0, timeout=aiohttp.ClientWSTimeout(ws_close=2.0))
-        except BaseException:
-            await http.close()
-            raise
+            connected = True
+        finally:
+            if not connected:  # failed or cancelled: the HTTP session goes too, the error goes on
+                await http.close()
         connection = cls(http, ws)
         connection._reader = asyncio.create_task(connection._read(on_event), name="network-guard")
         return connection
