@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from browser_copilot.browser.endpoints import port_open
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.errors import BrowserUnavailable
+from browser_copilot.errors import BrowserUnavailable, McpUnavailable
 from tests.conftest import ROOT, make_settings, start_browser
 from tests.support.processes import alive, pids_mentioning
 from tests.support.waiting import async_wait_until
@@ -55,8 +56,15 @@ async def test_killing_the_mcp_server_restarts_the_session(
         assert session.mcp is not None
         pid = session.mcp.server_pid()
         assert pid is not None
+        marker = session.mcp.spec.output_dir
         os.kill(pid, signal.SIGKILL)
-        await async_wait_until(lambda: not alive(pid), what="the MCP server to die")
+        # Every process of the server gone (Node in its box too): the session has seen its output end
+        # before the next call is sent, and that call must still fail fast rather than wait for a reply.
+        await async_wait_until(
+            lambda: not alive(pid) and not pids_mentioning(marker), what="the MCP server to die"
+        )
+        # The app notices the exit itself, before any call is sent into the dead pipe.
+        await async_wait_until(lambda: not session.mcp.alive, what="the session to see the server exit")
         # The model's code is not re-sent blindly: it is told to observe and retry.
         result = await session.run_code("async () => 'lost'")
         assert not result.ok
@@ -124,3 +132,20 @@ async def test_keep_open_leaves_the_launched_browser_running(
         assert alive(launched.pid)
     finally:
         launched.close()
+
+
+async def test_a_call_waiting_on_a_server_that_dies_fails_at_once(
+    external_browser: LaunchedBrowser, tmp_path: Path
+) -> None:
+    """A request the dead server will never answer (sent after its output ended, say) does not wait for
+    its timeout: the call fails as soon as the session ends under it."""
+    settings = make_settings(tmp_path, cdp_endpoint=external_browser.endpoint.url)
+    async with BrowserSession(settings, root=ROOT) as session:
+        assert session.mcp is not None
+        never_answered = asyncio.ensure_future(session.mcp._while_alive(asyncio.Event().wait()))
+        pid = session.mcp.server_pid()
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await async_wait_until(never_answered.done, what="the waiting call to fail")
+        with pytest.raises(McpUnavailable, match="stopped during the call"):
+            never_answered.result()

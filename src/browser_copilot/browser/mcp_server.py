@@ -24,10 +24,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from langchain_core.tools import BaseTool
@@ -43,6 +44,7 @@ from browser_copilot.logs import log_tail
 from browser_copilot.sandbox import confinement
 from browser_copilot.sandbox.confinement import Confinement, SandboxSetting
 
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 CODE_TOOL_NAMES = ("browser_run_code_unsafe", "browser_run_code")
@@ -331,7 +333,10 @@ class McpConnection:
                     )
                 self._session, self._tools, self._code_tool = session, tools, found
                 self._ready.set()
-                await self._stop.wait()
+                await _first_of(self._stop.wait(), _exited(self.server_pid()))
+                if not self._stop.is_set():
+                    self._failure = McpUnavailable("the MCP server process exited")
+                    log.info("MCP server process exited")
         except _SESSION_ENDED as exc:
             # This task is the session's top level: record the failure for start() or call().
             self._failure = exc
@@ -346,13 +351,30 @@ class McpConnection:
         if session is None or not self.alive:
             raise McpUnavailable(f"the MCP server is not running. {self._stderr_tail()}")
         try:
-            result = await session.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout))
+            result = await self._while_alive(
+                session.call_tool(name, arguments, read_timeout_seconds=timedelta(seconds=timeout))
+            )
         except CONNECTION_LOST as exc:
             if isinstance(exc, _ProtocolError) and "timed out" in str(exc).lower():
                 return (f"### Error\nError: the browser did not answer within {timeout:.0f}s", True)
             raise McpUnavailable(f"the MCP server stopped: {exc!r}. {self._stderr_tail()}") from exc
         text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
         return text, bool(result.isError)
+
+    async def _while_alive(self, call: Coroutine[Any, Any, _T]) -> _T:
+        """`call`'s result, or `McpUnavailable` as soon as the session ends under it: a request sent
+        after the server's output ended is never answered, and would otherwise wait for its timeout."""
+        session_task = self._task
+        pending = asyncio.ensure_future(call)
+        if session_task is None:
+            return await pending
+        await asyncio.wait({pending, session_task}, return_when=asyncio.FIRST_COMPLETED)
+        if pending.done():
+            return pending.result()
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, *CONNECTION_LOST):
+            await pending
+        raise McpUnavailable(f"the MCP server stopped during the call. {self._stderr_tail()}")
 
     async def close(self) -> None:
         """Close the session; the server process is ended (stdin closed, then TERM, then KILL)."""
@@ -375,6 +397,36 @@ class McpConnection:
         """PID of the server process (Linux), found among this process's children: `bwrap` when the
         server is in its box (killing it ends Node inside too: `--die-with-parent`), else Node."""
         return find_child_pid(os.getpid(), self.spec.output_dir)
+
+
+async def _first_of(*waits: Coroutine[Any, Any, object]) -> None:
+    """Return when the first of `waits` finishes; the others are cancelled."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _exited(pid: int | None) -> None:
+    """Return when process `pid` exits (a pidfd becomes readable); never when it cannot be watched."""
+    try:
+        if pid is None or not hasattr(os, "pidfd_open"):
+            raise OSError("cannot watch")
+        fd = os.pidfd_open(pid)
+    except OSError:
+        await asyncio.Event().wait()
+        return
+    loop = asyncio.get_running_loop()
+    exited = asyncio.Event()
+    loop.add_reader(fd, exited.set)
+    try:
+        await exited.wait()
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 def find_child_pid(parent: int, marker: str) -> int | None:
