@@ -266,8 +266,8 @@ async def test_what_a_page_loads_while_it_loads_passes_and_the_visited_site_join
     )
     await boxed(
         browser_session,
-        "async (page) => { await page.evaluate((u) => fetch(u, { method: 'POST', body: 'form data' }),"
-        f" {json.dumps(other + '/search?q=1')}); }}",
+        # A read (the model's page code sends nothing itself: tests/security/test_page_writes.py).
+        f"async (page) => {{ await page.evaluate((u) => fetch(u),  {json.dumps(other + '/search?q=1')}); }}",
     )
     await async_wait_until(
         lambda: any(h.path == "/search?q=1" for h in recorder.to(other)), what="the search"

@@ -80,9 +80,11 @@ def guarded_code(
     *,
     preflight: bool = True,
     pacing: Pacing | None = None,
+    app_code: bool = False,
 ) -> str:
     """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it; with
-    `pacing` in human mode, the membrane paces its actions (browser/pacing.js)."""
+    `pacing` in human mode, the membrane paces its actions (browser/pacing.js). `app_code`: the app's
+    own code (a replay), whose page functions are not named as the model's (network policy)."""
     pace = pacing_hook(pacing, secret_source()) if pacing and pacing.active else "undefined"
     numbers, names = targets(code) if preflight else ([], [])
     check = (
@@ -108,7 +110,7 @@ def guarded_code(
         f" source: {json.dumps(code.strip().rstrip(';'))},\n"
         f"    allow: {json.dumps(allow.to_js() if allow else None)}, preflight: {json.dumps(check)},\n"
         f"    exposed: {exposed_globals_js()},\n"
-        f"    el: (n) => el(n), beforeAction: {pace},\n"
+        f"    el: (n) => el(n), beforeAction: {pace}, appCode: {json.dumps(app_code)},\n"
         f"    guard: ({world})(page.context(), {early}) }});\n"
         "}"
     )
@@ -141,7 +143,7 @@ def replay_code(held_id: str, kind: str, allow: Allow, url: str | None = None) -
     if kind == "navigate" and url:
         once = Allow(names=[url], held=allow.held, token=allow.token)
         code = f"async (page) => {{ await page.goto({json.dumps(url)}); return 'done'; }}"
-        return guarded_code(code, None, once)
+        return guarded_code(code, None, once, app_code=True)
     action = (
         "await target.click();"
         if kind == "click"
@@ -158,4 +160,5 @@ def replay_code(held_id: str, kind: str, allow: Allow, url: str | None = None) -
         f" {action} return 'done'; }}",
         None,
         allow,
+        app_code=True,
     )

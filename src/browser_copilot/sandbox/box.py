@@ -31,6 +31,11 @@ _LOCKDOWN = (
 )
 
 
+MODEL_CODE_URL = "browser-copilot-model-code.js"
+"""The `//# sourceURL` the model's page code carries (membrane.js): in a request's initiator stack it
+says the model's code made the request (sandbox/network.py)."""
+
+
 @cache
 def globals_policy() -> dict[str, Any]:
     """`globals.json`: what the code gets for each global of the code tool's context."""
@@ -75,7 +80,8 @@ def box_install_lines(root: Path) -> str:
         f"{ses_source(root)}\n"
         f"  {_LOCKDOWN}\n"
         f"  c.__bcBox = ({membrane_source()})(__host, "
-        f"{json.dumps({'wrap': policy['wrap'], 'refuse': policy['refuse']})}, harden, Compartment);\n"
+        f"{json.dumps({'wrap': policy['wrap'], 'refuse': policy['refuse'], 'sourceTag': MODEL_CODE_URL})},"
+        " harden, Compartment);\n"
     )
 
 

@@ -4,7 +4,8 @@
 // armed in every page the code acts on and in each frame of another origin in them, the halt after a
 // held action, the guard's report, and the values of secret fields masked in whatever comes back.
 // Called as (page, config) with config = { version, source, allow, preflight, exposed, el,
-// beforeAction, guard } (guard: world.js's { page, frame }).
+// beforeAction, guard, appCode } (appCode: the app's own code, a replay: its page code is not named
+// as the model's) (guard: world.js's { page, frame }).
 async (page, config) => {
   const context = page.context();
   if (context.__bcRuntimeV !== config.version || !context.__bcBox) return { __bcNeedsRuntime: true };
@@ -126,6 +127,7 @@ async (page, config) => {
     },
     el: config.el,
     exposed: config.exposed,
+    tagged: !config.appCode,
   };
   await arm(page);
   let out;

@@ -22,6 +22,22 @@
   const tagOf = (v) => apply(Object.prototype.toString, v, []);
   const sourceOf = (fn) => apply(Function.prototype.toString, fn, []);
   const MAX_DEPTH = 24;
+  // The name the model's page code carries (see sourceStandIn); the network policy looks for it.
+  const TAG = `\n//# sourceURL=${policy.sourceTag}\n`;
+  // A method written as `name() {}` (or `async name() {}`) is made a function expression first, as
+  // Playwright does; then the function is wrapped by one named for the page.
+  const SHORTHAND = /^(async\s*)?(?!function\b|async\b)[A-Za-z_$][\w$]*\s*\(/;
+  const taggedFunction = (text) => {
+    let t = String(text).trim();
+    if (SHORTHAND.test(t)) t = t.startsWith('async') ? `async function ${t.replace(/^async\s*/, '')}` : `function ${t}`;
+    return `(function () { return (${t}\n).apply(this, arguments);${TAG}})`;
+  };
+  // A string is evaluated as an expression: it is evaluated again, under the name, inside the page.
+  const taggedExpression = (text) => `(0, eval)(${JSON.stringify(String(text) + TAG)})`;
+  const taggedScript = (options) =>
+    options && typeof options === 'object' && typeof options.content === 'string'
+      ? { ...options, content: options.content + TAG }
+      : options;
 
   const SIDE_DOOR = 'raw browser access past every check';
   const COOKIES = "it hands over the user's login cookies for every site";
@@ -216,11 +232,22 @@
       return callbacks.get(fn);
     };
     // An evaluate()'s function goes to the page as its source text: a stand-in that only says it.
+    // The model's own page code is named (`//# sourceURL`, policy.sourceTag): every function it defines
+    // in the page carries that name in stack traces, so the network policy knows a request the code
+    // made, directly or through the page's functions, timers or promises it set off.
     const sourceStandIn = (fn) => {
-      const text = sourceOf(fn);
+      const text = opts.tagged ? taggedFunction(sourceOf(fn)) : sourceOf(fn);
       const stand = function pageFunction() {};
       defineProperty(stand, 'toString', { value: () => text });
       return stand;
+    };
+    const pageArgs = (name, args) => {
+      const at = name.startsWith('$') ? 1 : 0;
+      return args.map((a, i) => {
+        if (typeof a === 'function') return sourceStandIn(a);
+        if (i === at && typeof a === 'string' && opts.tagged) return taggedExpression(a);
+        return toForeign(a, 0, true);
+      });
     };
 
     const checkName = (prop) => {
@@ -234,6 +261,9 @@
       }
       if ((name === 'addScriptTag' || name === 'addStyleTag') && args[0] && args[0].path !== undefined) {
         throw refusal(`${name}({ path })`, 'it reads files from this computer');
+      }
+      if (name === 'addScriptTag' && args[0] && args[0].url !== undefined) {
+        throw refusal('addScriptTag({ url })', 'a script loaded by URL is not known as your code: put the code in page.evaluate()');
       }
       if (EVALUATE.has(name) && args.some((a) => a && typeof a === 'object' && a.exposeFunctions)) {
         throw refusal('evaluate() with exposeFunctions', BINDING);
@@ -282,8 +312,10 @@
         checkHalted();
         checkArgs(real, name, args);
         const realArgs = EVALUATE.has(name)
-          ? args.map((a) => (typeof a === 'function' ? sourceStandIn(a) : toForeign(a, 0, true)))
-          : args.map((a) => toForeign(a));
+          ? pageArgs(name, args)
+          : name === 'addScriptTag' && opts.tagged
+            ? [taggedScript(toForeign(args[0]))]
+            : args.map((a) => toForeign(a));
         const post = (v) => (HEADERS.has(name) ? withoutSecrets(toLocal(v)) : toLocal(v));
         if (LISTEN.has(name) && typeof realArgs[1] === 'function') listeners.push([real, realArgs[0], realArgs[1]]);
         if (ACTING.has(name) || (PACED.has(name) && opts.beforeAction)) {

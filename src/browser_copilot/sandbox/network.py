@@ -30,7 +30,7 @@ import itertools
 import json
 import logging
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -40,6 +40,7 @@ import aiohttp
 
 from browser_copilot.config import Settings
 from browser_copilot.errors import NetworkPolicyDown
+from browser_copilot.sandbox.box import MODEL_CODE_URL
 
 log = logging.getLogger(__name__)
 
@@ -294,7 +295,23 @@ def refusal_note(refusals: list[Refusal], limit: int = 5) -> str:
 
 
 _NETWORK_EVENT = '{"method":"Network.'
-"""How Chromium starts an event of the Network domain (enabled only for the WebSocket rules)."""
+"""How Chromium starts an event of the Network domain: not parsed (see `NetworkGuard._network_event`)."""
+_RUNTIME_EVENT = '{"method":"Runtime.'
+"""Runtime is on only so that stacks follow timers and promises: its events are not read."""
+_WILL_BE_SENT = '{"method":"Network.requestWillBeSent"'
+_REQUEST_ID = re.compile(r'"requestId":"([^"]{1,200})"')
+_SESSION_KEY = '"sessionId":"'
+_STACK_DEPTH = {"maxDepth": 32}
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+MODEL_WRITE = (
+    "your code sent it from inside the page (page.evaluate: fetch, XMLHttpRequest, sendBeacon, or a page "
+    "function, timer or event it set off); only the page's own controls send data. Act through "
+    "locators (click, fill, check) so that the guard can check the action"
+)
+"""Why a request the model's page code made is refused (`NetworkGuard._model_write`)."""
+_WAIT_FOR_INITIATOR = 0.5
+"""How long a paused request waits for the event that says who made it (it usually came first)."""
+_KEPT_INITIATORS = 4096
 
 
 class CdpError(Exception):
@@ -316,7 +333,14 @@ class _Connection:
         self.closed = asyncio.Event()
 
     @classmethod
-    async def open(cls, endpoint: str, on_event: EventHandler, *, timeout: float = 10.0) -> _Connection:
+    async def open(
+        cls,
+        endpoint: str,
+        on_event: EventHandler,
+        *,
+        on_network: Callable[[str], None] | None = None,
+        timeout: float = 10.0,
+    ) -> _Connection:
         http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
         connected = False
         try:
@@ -331,14 +355,18 @@ class _Connection:
             if not connected:  # failed or cancelled: the HTTP session goes too, the error goes on
                 await http.close()
         connection = cls(http, ws)
-        connection._reader = asyncio.create_task(connection._read(on_event), name="network-guard")
+        connection._reader = asyncio.create_task(connection._read(on_event, on_network), name="network-guard")
         return connection
 
-    async def _read(self, on_event: EventHandler) -> None:
+    async def _read(self, on_event: EventHandler, on_network: Callable[[str], None] | None) -> None:
         try:
             async for message in self._ws:
-                if message.type != aiohttp.WSMsgType.TEXT or message.data.startswith(_NETWORK_EVENT):
-                    continue  # Network events only keep the WebSocket rules on: not even parsed
+                if message.type != aiohttp.WSMsgType.TEXT or message.data.startswith(_RUNTIME_EVENT):
+                    continue
+                if message.data.startswith(_NETWORK_EVENT):
+                    if on_network is not None:  # read as text, never parsed whole (they are many)
+                        on_network(message.data)
+                    continue
                 data = json.loads(message.data)
                 if "id" in data:
                     future = self._pending.pop(int(data["id"]), None)
@@ -430,6 +458,10 @@ class _Target:
     """A tab that has shown an http(s) page (so it is not closed when a later navigation is refused)."""
     covered: bool = False
     """Fetch (and the WebSocket rules) are on in its session."""
+    watched: bool = False
+    """Network and Runtime are on in its session: its requests say who made them."""
+    model_made: bool = False
+    """A worker that started while the model's code ran: what it sends, the code sent."""
 
 
 _BLOCK_WS = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
@@ -464,6 +496,11 @@ class NetworkGuard:
         self._refusals: list[Refusal] = []
         self._recent: deque[str] = deque(maxlen=256)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._initiators: OrderedDict[str, bool] = OrderedDict()
+        """Network request id -> the model's page code made it (its initiator stack names that code)."""
+        self._awaited: dict[str, asyncio.Event] = {}
+        self._model_frames: set[str] = set()
+        """Frames the model's page code attached (an iframe it made): what they send, the code sent."""
         self.paused = 0
         """Requests decided so far (for bench/network.py)."""
         self.closed_tabs = 0
@@ -486,7 +523,7 @@ class NetworkGuard:
         self._endpoint = endpoint
         self.policy.forbid(endpoint)
         try:
-            self._cdp = await _Connection.open(endpoint, self._on_event)
+            self._cdp = await _Connection.open(endpoint, self._on_event, on_network=self._network_event)
             await self._cdp.send("Target.setDiscoverTargets", {"discover": True})
             await self._cdp.send(
                 "Target.setAutoAttach",
@@ -532,7 +569,7 @@ class NetworkGuard:
         self._sessions.clear()
         self._browser_fetch = False
         for target in self._targets.values():
-            target.session, target.covered = None, False
+            target.session, target.covered, target.watched = None, False, False
 
     def describe(self) -> str:
         if self.policy.allowed:
@@ -595,6 +632,8 @@ class NetworkGuard:
                 self._grace.cancel()
                 self._grace = None
             await self._set_browser_fetch(True)
+            # The code can reach any tab (`pages()`): each says who made its requests before it runs.
+            await asyncio.gather(*(self._watch(t, wait=True) for t in list(self._targets.values())))
             yield
         finally:
             self._calls -= 1
@@ -714,7 +753,7 @@ class NetworkGuard:
             if target.agent:
                 if target.kind != "worker":  # dedicated workers' requests pause in their page's session
                     await cdp.send("Fetch.enable", _ALL_REQUESTS, session)
-                await cdp.post("Network.enable", {}, session)  # the WebSocket rules apply once it is on
+                await self._watch(target, wait=False)  # the WebSocket rules apply once Network is on
                 await cdp.send(
                     "Network.emulateNetworkConditionsByRule",
                     {"matchedNetworkConditions": self._ws_rules()},
@@ -743,6 +782,23 @@ class NetworkGuard:
         finally:
             if waiting:
                 await cdp.post("Runtime.runIfWaitingForDebugger", {}, session)
+
+    async def _watch(self, target: _Target, *, wait: bool) -> None:
+        """Network events (who made each request) and stacks that follow timers, promises and events,
+        so that a request keeps the name of the model's page code that set it off (`_network_event`).
+        Runtime's own events are not read. `wait`: the target runs, and must be watched before the code
+        that may reach it does."""
+        cdp, session = self._cdp, target.session
+        if cdp is None or session is None or target.watched:
+            return
+        target.watched = True
+        send = cdp.send if wait else cdp.post
+        try:
+            await send("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}, session)
+            await send("Runtime.enable", {}, session)
+            await send("Runtime.setAsyncCallStackDepth", _STACK_DEPTH, session)
+        except CdpError as exc:
+            log.debug("network guard: watching %s: %s", target.url[:80], exc)
 
     async def _frame_tree(self, target: _Target) -> None:
         if self._cdp is not None and target.session is not None:
@@ -880,29 +936,42 @@ class NetworkGuard:
                 self.bring_in(target.url)  # a tab the user had open when the guard started
         else:  # a shared worker: the agent's when its code made it
             target.agent = target.created_in_call
+        if kind in ("worker", "shared_worker") and target.created_in_call:
+            target.model_made = True
         self._spawn(self._setup(target, waiting=waiting))
 
     async def _detached(self, params: dict[str, Any], session: str | None) -> None:
         target_id = self._sessions.pop(str(params.get("sessionId")), None)
         target = self._targets.get(target_id) if target_id else None
         if target is not None:
-            target.session, target.covered = None, False
+            target.session, target.covered, target.watched = None, False, False
 
     async def _frame_attached(self, params: dict[str, Any], session: str | None) -> None:
         owner = self._sessions.get(session or "")
+        frame = str(params.get("frameId"))
         if owner:
-            self._frames[str(params.get("frameId"))] = owner
+            self._frames[frame] = owner
+        stack = params.get("stack")
+        if params.get("parentFrameId") in self._model_frames or (
+            stack and MODEL_CODE_URL in json.dumps(stack)
+        ):
+            self._model_frames.add(frame)
 
     async def _frame_detached(self, params: dict[str, Any], session: str | None) -> None:
         if params.get("reason") != "swap":
             frame = str(params.get("frameId"))
             self._frames.pop(frame, None)
             self._loading.pop(frame, None)
+            self._model_frames.discard(frame)
 
     async def _lifecycle(self, params: dict[str, Any], session: str | None) -> None:
         name = params.get("name")
         if name == "init":
             self._loading[str(params.get("frameId"))] = True
+            target = self._targets.get(self._sessions.get(session or "", ""))
+            if target is not None and target.watched and self._cdp is not None:
+                # A new document may live in a new renderer process, which forgets the stack depth.
+                await self._cdp.post("Runtime.setAsyncCallStackDepth", _STACK_DEPTH, session)
         elif name == "load":
             self._loading[str(params.get("frameId"))] = False
 
@@ -955,6 +1024,15 @@ class NetworkGuard:
             )
         except ValueError:  # a URL urllib cannot read (a malformed IPv6 host...): refused, not guessed
             why = "its URL cannot be read"
+        if why is None and kind != "Document" and self._writes(request, kind):
+            # A navigation is the guard's (held in the page); anything else that sends data is refused
+            # when the model's page code made it. Who made it comes in a Network event, usually first.
+            network_id = params.get("networkId")
+            unknown = network_id and network_id not in self._initiators and frame not in self._model_frames
+            if unknown and target is not None and target.watched:
+                self._spawn(self._decide_later(params, session, target, str(network_id)))
+                return
+            why = self._model_write(params, target)
         if why is None:
             if kind == "Document" and not self.policy.allowed:
                 # A page or frame of it opens in an agent tab without data: its site joins the task.
@@ -969,6 +1047,83 @@ class NetworkGuard:
         )
         if main and target is not None and target.opened_by_agent and not target.committed:
             self._take_back(target, True, frame, None)
+
+    @staticmethod
+    def _writes(request: dict[str, Any], kind: str) -> bool:
+        """A request that sends something: any method but a read, or a ping (sendBeacon, <a ping>)."""
+        return str(request.get("method") or "GET").upper() not in _READS or kind == "Ping"
+
+    def _model_write(self, params: dict[str, Any], target: _Target | None) -> str | None:
+        """MODEL_WRITE when the model's page code made this request, else None."""
+        frame = str(params.get("frameId") or "")
+        network_id = params.get("networkId")
+        if frame in self._model_frames:
+            return MODEL_WRITE
+        if network_id:
+            return MODEL_WRITE if self._initiators.get(str(network_id)) else None
+        # A worker's request pauses in its page's session without a network id: a worker the code
+        # started is the code's.
+        tab = target.tab if target is not None else ""
+        if any(t.model_made and t.tab == tab for t in self._targets.values()):
+            return MODEL_WRITE
+        return None
+
+    async def _decide_later(
+        self, params: dict[str, Any], session: str | None, target: _Target | None, network_id: str
+    ) -> None:
+        """Wait (briefly) for the event that says who made a paused request, then decide it."""
+        cdp = self._cdp
+        arrived = self._awaited.setdefault(network_id, asyncio.Event())
+        try:
+            await asyncio.wait_for(arrived.wait(), _WAIT_FOR_INITIATOR)
+        except TimeoutError:
+            log.debug("network guard: no initiator for %s; decided without it", network_id)
+        finally:
+            self._awaited.pop(network_id, None)
+        if cdp is None or cdp is not self._cdp:
+            return
+        request_id = params.get("requestId")
+        url = str((params.get("request") or {}).get("url") or "")
+        why = self._model_write(params, target)
+        if why is None:
+            await cdp.post("Fetch.continueRequest", {"requestId": request_id}, session)
+            return
+        await cdp.post(
+            "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}, session
+        )
+        self._refuse(target, url, why, network_id)
+
+    def _from_model_worker(self, text: str) -> bool:
+        """The event came from the session of a worker the model's code started (a worker's requests
+        name no stack of the page)."""
+        at = text.rfind(_SESSION_KEY)
+        if at < 0:
+            return False
+        session = text[at + len(_SESSION_KEY) :].split('"', 1)[0]
+        target = self._targets.get(self._sessions.get(session, ""))
+        return target is not None and target.model_made
+
+    def _network_event(self, text: str) -> None:
+        """A Network event, as text: a request's initiator stack naming the model's page code marks it
+        (`MODEL_CODE_URL`); nothing else is read."""
+        if not text.startswith(_WILL_BE_SENT):
+            return
+        found = _REQUEST_ID.search(text, 0, 300)
+        if found is None:
+            return
+        request_id = found.group(1)
+        made = (
+            MODEL_CODE_URL in text
+            or self._initiators.get(request_id, False)  # a redirect keeps it
+            or self._from_model_worker(text)
+        )
+        self._initiators[request_id] = made
+        self._initiators.move_to_end(request_id)
+        while len(self._initiators) > _KEPT_INITIATORS:
+            self._initiators.popitem(last=False)
+        waiting = self._awaited.get(request_id)
+        if waiting is not None:
+            waiting.set()
 
     _HANDLERS: ClassVar[dict[str, Callable[[NetworkGuard, dict[str, Any], str | None], Awaitable[None]]]] = {
         "Target.targetCreated": _target_created,
