@@ -41,7 +41,7 @@ from browser_copilot.errors import (
     NavigationError,
     NetworkPolicyDown,
 )
-from browser_copilot.sandbox.guard import needs_runtime, runtime_install_code
+from browser_copilot.sandbox.guard import forbidden_pages_code, needs_runtime, runtime_install_code
 from browser_copilot.sandbox.network import NetworkGuard, Refusal, UrlPolicy
 
 log = logging.getLogger(__name__)
@@ -155,6 +155,7 @@ class BrowserSession:
         self._lock = asyncio.Lock()
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = UrlPolicy.from_settings(settings)
+        self._forbidden_told: list[str] | None = None
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
         self.network: NetworkGuard | None = None
 
@@ -398,13 +399,25 @@ class BrowserSession:
 
     async def _call_guarded(self, code: str, *, timeout: float) -> CodeResult:
         """One call; guarded code that finds the server without the guard runtime gets it, then runs."""
+        await self._tell_forbidden(timeout)
         result = await self._call(code, timeout=timeout)
         if result.ok and needs_runtime(result.value):
             installed = await self._call(runtime_install_code(self._root or project_root()), timeout=timeout)
             if not installed.ok:
                 return installed
+            self._forbidden_told = None  # a new browser context: it is told again
+            await self._tell_forbidden(timeout)
             result = await self._call(code, timeout=timeout)
         return result
+
+    async def _tell_forbidden(self, timeout: float) -> None:
+        """The guarded calls learn (again, when it changed) which origins' tabs the code never acts in."""
+        origins = list(self.url_policy.forbidden_origins)
+        if origins == self._forbidden_told:
+            return
+        told = await self._call(forbidden_pages_code(origins), timeout=timeout)
+        if told.ok:
+            self._forbidden_told = origins
 
     async def _remember(self, result: CodeResult) -> None:
         if result.page_url:

@@ -68,7 +68,25 @@ async (page, config) => {
   // A permission is for the agent's tab, or for the held element (by its stamp) wherever it is.
   const allowFor = (t) => (t === page || (allow && allow.held.length) ? allow : null);
   const op = (t, args) => (targets.get(t).kind === 'page' ? guard.page(t, args) : guard.frame(t, args));
+  // A tab of the app's own server (or the browser's DevTools endpoint) is the user's, never the code's:
+  // nothing there is acted on, however the code reached it (pages(), a popup).
+  const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0']);
+  const forbiddenPage = (p) => {
+    let u;
+    try { u = new URL(p.url()); } catch (e) { return false; }
+    const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const port = u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? '443' : '80');
+    return (context.__bcForbidden || []).some((origin) => {
+      const at = origin.lastIndexOf(':');
+      const h = origin.slice(0, at);
+      return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
+    });
+  };
   const arm = async (p) => {
+    if (forbiddenPage(p)) {
+      throw new Error("Refused: that tab shows Browser Copilot's own page (or the browser's DevTools); "
+        + 'your code never acts there. Only the user answers its cards.');
+    }
     if (!targets.has(p)) {
       const again = () => { guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null); };
       const moved = (f) => { if (f !== p.mainFrame()) targets.delete(f); };

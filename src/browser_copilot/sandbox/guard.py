@@ -86,6 +86,12 @@ _RUNTIME_FOR = """
 """
 
 
+def forbidden_pages_code(origins: list[str]) -> str:
+    """Code that tells the guarded calls which origins' tabs the model's code never acts in (the app's
+    own server, the browser's DevTools endpoint: `UrlPolicy.forbidden_origins`, `host:port`)."""
+    return f"async (page) => {{ page.context().__bcForbidden = {json.dumps(origins)}; }}"
+
+
 def runtime_install_code(root: Path) -> str:
     """Code that leaves, once per MCP server, the box the model's code runs in (a locked-down realm,
     sandbox/box.py) and the guard runtime (guard, classifier, phrase table) on the browser context

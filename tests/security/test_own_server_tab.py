@@ -1,0 +1,100 @@
+"""A tab of the app's own server (or of the browser's DevTools endpoint) is the user's: the model's code
+never acts there, however it reaches it (issue: the agent approved its own card through `serve`'s page
+open in the browser it drives). The tab here is opened by the *user* (through DevTools' own HTTP
+endpoint, outside any code call); its origin is on the session's forbidden list, as `serve` puts its
+own addresses there."""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from browser_copilot.browser.guarded import guarded_code
+from browser_copilot.browser.launcher import LaunchedBrowser
+from browser_copilot.browser.session import BrowserSession
+from tests.support.sites import Site
+from tests.support.waiting import async_wait_until
+
+CARD = """<!doctype html><title>Browser Copilot</title>
+<p id="nonce">card 7f3a</p>
+<button id="yes" onclick="fetch('/answer', {method: 'POST', body: 'yes'})">Allow once</button>
+<input id="msg" aria-label="Message">"""
+
+
+@pytest.fixture
+def own_server() -> Iterator[Site]:
+    with Site(lambda request, port: CARD if request.method == "GET" else "ok") as site:
+        yield site
+
+
+def users_tab(browser: LaunchedBrowser, url: str) -> None:
+    """The user opens a tab (DevTools' HTTP endpoint: no code call is running)."""
+    request = urllib.request.Request(f"{browser.endpoint.url}/json/new?{url}", method="PUT")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200
+
+
+WAYS = {
+    "a locator click": "await tab.locator('#yes').click()",
+    "evaluate": "await tab.evaluate(() => document.getElementById('yes').click())",
+    "the keyboard": "await tab.locator('#yes').focus().catch(() => 0); await tab.keyboard.press('Enter')",
+    "typing a message": "await tab.locator('#msg').fill('/yes')",
+    "a frame's locator": "await tab.mainFrame().locator('#yes').click()",
+}
+
+
+@pytest.mark.parametrize("way", WAYS)
+async def test_the_code_never_acts_in_a_tab_of_the_apps_own_server(
+    browser_session: BrowserSession, session_browser: LaunchedBrowser, own_server: Site, way: str
+) -> None:
+    url = own_server.url("/?token=abc")
+    browser_session.url_policy.forbid(url)
+    try:
+        users_tab(session_browser, url)
+        await async_wait_until(lambda: own_server.received("GET", "/?token"), what="the user's tab to load")
+        result = await browser_session.run_code(
+            guarded_code(
+                "async (page) => { const tab = page.context().pages().find((p) =>"
+                f" p.url().includes(':{own_server.port}/'));"
+                f" if (!tab) return 'no tab'; {WAYS[way]}; return 'acted' }}",
+                None,
+                preflight=False,
+            )
+        )
+        assert not result.ok, result.value
+        assert "Browser Copilot's own page" in (result.error or "")
+        assert own_server.received("POST", "/answer") == 0
+    finally:
+        browser_session.url_policy.forbidden_origins.remove(f"127.0.0.1:{own_server.port}")
+        await browser_session.run_code(
+            "async (page) => { for (const p of page.context().pages())"
+            f" if (p.url().includes(':{own_server.port}/')) await p.close(); }}"
+        )
+
+
+async def test_a_tab_on_another_port_of_the_same_host_is_not_refused(
+    browser_session: BrowserSession, session_browser: LaunchedBrowser, own_server: Site
+) -> None:
+    """The positive control: the same page on an origin that is not the app's is acted on."""
+    url = own_server.url("/?token=abc")
+    users_tab(session_browser, url)
+    await async_wait_until(lambda: own_server.received("GET", "/?token"), what="the user's tab to load")
+    try:
+        result = await browser_session.run_code(
+            guarded_code(
+                "async (page) => { const tab = page.context().pages().find((p) =>"
+                f" p.url().includes(':{own_server.port}/')); await tab.locator('#msg').fill('hello');"
+                " return tab.locator('#msg').inputValue() }",
+                None,
+                preflight=False,
+            )
+        )
+        assert result.ok, result.error
+        assert result.value == "hello"
+    finally:
+        await browser_session.run_code(
+            "async (page) => { for (const p of page.context().pages())"
+            f" if (p.url().includes(':{own_server.port}/')) await p.close(); }}"
+        )
