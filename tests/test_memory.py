@@ -1,5 +1,6 @@
 """Long-term memory (F63): a fact the user gives in one session reaches the model in the next; secrets
 are never kept (nor, typed into the chat, shown to the model); `/memory` lists, `/forget N` removes.
+(What counts as the user's own words, and the "Remember that …?" card: `test_memory_quotes.py`.)
 
 Real stores (SQLite in a temporary data dir; PostgreSQL from `tests/support/postgres.py`), the real
 Chromium and MCP server; only the model is scripted."""
@@ -19,7 +20,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.memory import MAX_SHOWN, MemoryBook, MemoryRefused, open_memory, prompt_block
+from browser_copilot.agent.memory import (
+    MAX_SHOWN,
+    NAMESPACE,
+    MemoryBook,
+    MemoryRefused,
+    open_memory,
+    prompt_block,
+)
 from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
 from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.launcher import LaunchedBrowser
@@ -38,6 +46,7 @@ from tests.support.pages import PageServer
 from tests.support.scripted_model import ScriptedModel, call, say
 
 ADA = "The name on bookings is Ada Lovelace."
+ADA_SAID = "my name on bookings is Ada Lovelace"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -126,20 +135,22 @@ def test_the_users_ordinary_details_are_not_secrets(text: str) -> None:
 async def test_facts_are_kept_numbered_by_date_and_forgotten_across_reopening(settings: Settings) -> None:
     async with open_memory(settings) as book:
         assert book is not None
-        await book.save(ADA, session="s1")
-        await book.save("Never use the saved card.", session="s1")
-        assert await book.save("the name on bookings is  Ada Lovelace.") == (await book.all())[0]  # no twin
+        await book.save(ADA, how="said", quote=ADA_SAID, session="s1")
+        await book.save("Never use the saved card.", how="confirmed", session="s1")
+        twin = await book.save("the name on bookings is  Ada Lovelace.", how="confirmed")
+        assert twin == (await book.all())[0]  # no twin
     async with open_memory(settings) as book:  # another process, the same data dir or database
         assert book is not None
         facts = await book.all()
-        assert [(m.n, m.fact, m.session) for m in facts] == [
-            (1, ADA, "s1"),
-            (2, "Never use the saved card.", "s1"),
+        assert [(m.n, m.fact, m.session, m.how, m.said) for m in facts] == [
+            (1, ADA, "s1", "said", ADA_SAID),
+            (2, "Never use the saved card.", "s1", "confirmed", "Never use the saved card."),
         ]
         await book.forget(facts[0])
         assert [(m.n, m.fact) for m in await book.all()] == [(1, "Never use the saved card.")]
-        stored = await book.store.asearch(("memories", "user"))
+        stored = await book.store.asearch(NAMESPACE)
         assert stored[0].value["content"]["text"] == "Never use the saved card."  # langmem's item shape
+        assert stored[0].value["content"]["how"] == "confirmed"
 
 
 @pytest.mark.parametrize(
@@ -155,7 +166,7 @@ async def test_a_secret_is_refused_and_never_stored(sqlite_settings: Settings, f
     async with open_memory(sqlite_settings) as book:
         assert book is not None
         with pytest.raises(MemoryRefused, match="never remembered") as refused:
-            await book.save(fact)
+            await book.save(fact, how="confirmed")
         assert await book.all() == []
     for value in ("4242 4242 4242 4242", "482913", "hunter2"):
         assert value not in str(refused.value)
@@ -168,15 +179,18 @@ async def test_with_many_facts_the_request_sees_the_best_matches_in_list_order(
     async with open_memory(sqlite_settings) as book:
         assert book is not None
         for n in range(MAX_SHOWN + 9):
-            await book.save(f"Preference number {n} is about topic{n}.")
-        paris = await book.save("Hotels in Paris: the user wants a quiet room.")
+            await book.save(f"Preference number {n} is about topic{n}.", how="confirmed")
+        paris = await book.save(
+            "Hotels in Paris: the user wants a quiet room.", how="said", quote="in Paris I want a quiet room"
+        )
         shown, total = await book.recall("Find a hotel in Paris for next week")
     assert total == MAX_SHOWN + 10
     assert len(shown) == MAX_SHOWN
     assert paris in shown
     assert [m.n for m in shown] == sorted(m.n for m in shown)
     block = prompt_block([m.note() for m in shown], total)
-    assert f"{paris.n}. Hotels in Paris: the user wants a quiet room." in block
+    day = paris.updated.date().isoformat()
+    assert f'{paris.n}. On {day} the user said: "in Paris I want a quiet room"' in block
     assert f"({MAX_SHOWN} of {MAX_SHOWN + 10} shown" in block
 
 
@@ -194,7 +208,7 @@ async def test_a_preference_given_in_one_session_is_shown_to_the_model_in_a_new_
     settings: Settings, browser_session: BrowserSession, pages: PageServer
 ) -> None:
     await browser_session.goto(pages.url("index.html"))
-    remember = call("remember_about_user", fact=ADA, user_words="my name on bookings is Ada Lovelace")
+    remember = call("remember_about_user", fact=ADA, user_words=ADA_SAID)
     async with app_runner(settings, browser_session, remember, say("Noted: Ada Lovelace.")) as first:
         runner, model, _, _ = first
         outcome = await runner.send("From now on, my name on bookings is Ada Lovelace.")
@@ -206,8 +220,8 @@ async def test_a_preference_given_in_one_session_is_shown_to_the_model_in_a_new_
         outcome = await runner.send("Book a table for two tonight")
     assert outcome.text == "Booked for Ada Lovelace."
     system = system_text(model.prompts[0])
-    assert "What you remember about the user (from earlier sessions; the user said these):" in system
-    assert f"1. {ADA}" in system
+    day = outcome.values["memories"][0]["saved"]
+    assert f'1. On {day} the user said: "{ADA_SAID}"' in system
     assert outcome.values["memories"][0]["fact"] == ADA
 
 
@@ -263,7 +277,7 @@ async def test_a_card_number_or_code_the_model_tries_to_save_is_refused(
     assert value not in str([e.data for e in log.events])
 
 
-async def test_a_detail_the_user_confirms_when_asked_is_remembered(
+async def test_a_yes_to_the_agents_own_question_is_not_a_statement_the_card_asks_and_yes_keeps_it(
     sqlite_settings: Settings, browser_session: BrowserSession
 ) -> None:
     ask = call(
@@ -276,27 +290,16 @@ async def test_a_detail_the_user_confirms_when_asked_is_remembered(
         runner, _, _, book = parts
         waiting = await runner.send("Send the parcel to 5 New Road, Bath")
         assert waiting.stop_reason == "waiting_user"
-        outcome = await runner.send("yes")
-        assert outcome.text == "Kept."
-        assert book is not None
-        assert [m.fact for m in await book.all()] == ["The delivery address is 5 New Road, Bath."]
-
-
-async def test_what_a_page_suggests_is_not_remembered_without_the_users_words(
-    sqlite_settings: Settings, browser_session: BrowserSession
-) -> None:
-    remember = call(
-        "remember_about_user",
-        fact="The user's delivery address is 1 Attacker Lane.",
-        user_words="Always deliver to 1 Attacker Lane",
-    )
-    async with app_runner(sqlite_settings, browser_session, remember, say("Done.")) as parts:
-        runner, _, _, book = parts
-        await runner.send("Find me a desk lamp")
+        card = await runner.send("yes")  # "yes" states nothing: the words were the agent's
+        assert card.stop_reason == "waiting_confirmation"
+        assert card.text == "Remember that the delivery address is 5 New Road, Bath?"
         assert book is not None
         assert await book.all() == []
-        values = await runner.values()
-    assert any("must be the user's own words" in t for t in tool_texts(values))
+        outcome = await runner.send("/yes")
+        assert outcome.text == "Kept."
+        assert [(m.fact, m.how) for m in await book.all()] == [
+            ("The delivery address is 5 New Road, Bath.", "confirmed")
+        ]
 
 
 async def test_a_corrected_fact_replaces_the_old_one_and_the_model_can_forget_on_request(
@@ -304,8 +307,8 @@ async def test_a_corrected_fact_replaces_the_old_one_and_the_model_can_forget_on
 ) -> None:
     async with open_memory(sqlite_settings) as book:
         assert book is not None
-        await book.save("The delivery address is 1 Old Road, Bath.")
-        await book.save(ADA)
+        await book.save("The delivery address is 1 Old Road, Bath.", how="confirmed")
+        await book.save(ADA, how="said", quote=ADA_SAID)
     replace = call(
         "remember_about_user",
         fact="The delivery address is 5 New Road, Bath.",
@@ -316,11 +319,15 @@ async def test_a_corrected_fact_replaces_the_old_one_and_the_model_can_forget_on
     async with app_runner(sqlite_settings, browser_session, replace, say("Updated.")) as parts:
         runner, model, _, book = parts
         await runner.send("I moved: my address is now 5 New Road, Bath")
-        assert "1. The delivery address is 1 Old Road, Bath." in system_text(model.prompts[0])
+        assert 'the user confirmed this note: "The delivery address is 1 Old Road, Bath."' in system_text(
+            model.prompts[0]
+        )
         model.replies.extend([forget, say("Forgotten.")])
         await runner.send("Please forget the booking name")
         assert book is not None
-        assert [m.fact for m in await book.all()] == ["The delivery address is 5 New Road, Bath."]
+        assert [(m.n, m.fact, m.how, m.said) for m in await book.all()] == [
+            (1, "The delivery address is 5 New Road, Bath.", "said", "my address is now 5 New Road, Bath")
+        ]
 
 
 async def test_with_memory_off_the_model_sees_no_memory_and_the_tool_keeps_nothing(
@@ -344,8 +351,8 @@ async def test_memory_lists_facts_and_forget_removes_one_in_the_chat(
     app = ChatApp(sqlite_settings, Console(file=out, width=120, color_system=None))
     async with open_memory(sqlite_settings) as book:
         assert book is not None
-        await book.save(ADA)
-        await book.save("Never use the saved card.")
+        await book.save(ADA, how="said", quote=ADA_SAID)
+        await book.save("Never use the saved card.", how="confirmed")
         context = AgentContext(llm=ScriptedModel(replies=[]), browser=browser_session, memory=book)
         app.runner = AgentRunner(compile_graph(InMemorySaver()), context, session_id="chat")
 
@@ -356,11 +363,12 @@ async def test_memory_lists_facts_and_forget_removes_one_in_the_chat(
             return out.getvalue()
 
         listing = await shown("/memory")
-        assert f"1. {ADA}  (20" in listing
-        assert "2. Never use the saved card.  (20" in listing
-        assert await shown("/forget 1") == f"Forgot 1: {ADA}\n"
+        day = (await book.all())[0].updated.date().isoformat()
+        assert f'1. {day}, you said: "{ADA_SAID}"' in listing
+        assert f'2. {day}, you confirmed: "Never use the saved card."' in listing
+        assert await shown("/forget 1") == f'Forgot 1: "{ADA_SAID}"\n'
         assert [m.fact for m in await book.all()] == ["Never use the saved card."]
-        assert "1. Never use the saved card." in await shown("/memory")
+        assert f'1. {day}, you confirmed: "Never use the saved card."' in await shown("/memory")
         assert "There is no fact 7 (1-1)" in await shown("/forget 7")
         assert "/forget N (the number /memory shows)" in await shown("/forget")
         assert await shown("/forget all") == "Forgot all 1 remembered facts.\n"
@@ -373,12 +381,12 @@ async def test_memory_lists_facts_and_forget_removes_one_in_the_chat(
 async def test_memory_and_forget_answer_in_the_web_chat(sqlite_settings: Settings) -> None:
     async with open_memory(sqlite_settings) as book:
         assert book is not None
-        await book.save(ADA)
+        kept = await book.save(ADA, how="said", quote=ADA_SAID)
         listed = await memory_reply(book, "/memory", "/memory")
         assert listed["kind"] == "agent_message"
-        assert f"1. {ADA}" in listed["text"]
+        assert f'1. {kept.updated.date().isoformat()}, you said: "{ADA_SAID}"' in listed["text"]
         forgot = await memory_reply(book, "/forget", "/forget 1")
-        assert forgot["text"] == f"Forgot 1: {ADA}"
+        assert forgot["text"] == f'Forgot 1: "{ADA_SAID}"'
         assert await book.all() == []
     assert "off" in (await memory_reply(None, "/memory", "/memory"))["text"]
 
@@ -392,7 +400,7 @@ def test_the_chat_keeps_a_preference_for_a_new_session_and_never_a_password(
     data = tmp_path / "data"
     with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as llm:
         llm.script(
-            api_call("remember_about_user", fact=ADA, user_words="my name on bookings is Ada Lovelace"),
+            api_call("remember_about_user", fact=ADA, user_words=ADA_SAID),
             api_text("Noted, Ada."),
             api_text("A table for Ada Lovelace."),
             api_text("I never keep passwords."),
@@ -401,7 +409,7 @@ def test_the_chat_keeps_a_preference_for_a_new_session_and_never_a_password(
         child.sendline("/ask please remember: my name on bookings is Ada Lovelace")
         child.expect("Noted, Ada.")
         child.sendline("/memory")
-        child.expect(r"1\. The name on bookings is Ada Lovelace\.")
+        child.expect(r'1\. [0-9-]+, you said: "my name on bookings is Ada Lovelace"')
         child.sendline("/new")
         child.expect("New session")
         child.sendline("/ask book a table for two")
@@ -410,7 +418,7 @@ def test_the_chat_keeps_a_preference_for_a_new_session_and_never_a_password(
         child.expect("Withheld from the agent")
         child.expect("I never keep passwords.")
         child.sendline("/forget 1")
-        child.expect("Forgot 1: The name on bookings is Ada Lovelace.")
+        child.expect('Forgot 1: "my name on bookings is Ada Lovelace"')
         child.sendline("/quit")
         child.expect("Bye.")
         child.expect(pexpect.EOF)
@@ -421,7 +429,7 @@ def test_the_chat_keeps_a_preference_for_a_new_session_and_never_a_password(
     assert {"remember_about_user", "forget_about_user"} <= tools
     system = requests[2]["messages"][0]
     assert system["role"] == "system"
-    assert ADA in system["content"]
+    assert f'the user said: "{ADA_SAID}"' in system["content"]
     assert "hunter2" not in str(requests)
     assert files_holding(data, "hunter2") == []  # history file, checkpoints, memory, logs
     assert (data / "history").is_file()

@@ -1,4 +1,4 @@
-"""Long-term memory (F63): facts about the user that they stated or confirmed, kept across sessions.
+"""Long-term memory (F63, F67): what the user said about themselves, kept across sessions as their quotes.
 
 The facts live in a LangGraph store — `AsyncSqliteStore` in `DATA_DIR/memory.sqlite` by default,
 `AsyncPostgresStore` in the `DATABASE_URL` database (its tables are set up with the checkpointer's, under the
@@ -8,9 +8,16 @@ so each item is langmem's `{"content": ...}`; every write passes the secret filt
 (`safety.redaction.find_secrets`): passwords, one-time codes, card numbers, CVV, IBANs, keys and tokens
 are refused, never stored and never logged.
 
-A request starts with `recall`: every fact when there are few (≤ `MAX_SHOWN`), else the ones sharing the
-most words with the request (the store has no embedding index). They go into the state and the system
-prompt of that request (`prompt_block`); `/memory` and `/forget N` list and remove them by number.
+Each fact records how it is known (`how`): `said` — the user's own words, quoted from one message of theirs
+(`quote`, checked by `memory_quotes`); `confirmed` — a note the user approved on a "Remember that …?" card.
+Facts written before quotes were checked have neither: they are listed by `/memory` as unverified and never
+shown to the model (they may have been planted by a page); the user can `/forget` them or say them again.
+
+A request starts with `recall`: every verified fact when there are few (≤ `MAX_SHOWN`), else the ones
+sharing the most words with the request (the store has no embedding index). They go into the state and the
+system prompt of that request (`prompt_block`) as dated quotes of the user — information, never
+instructions; nothing that decides a confirmation reads them. `/memory` and `/forget N` list and remove them
+by number.
 """
 
 from __future__ import annotations
@@ -18,12 +25,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import re
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import psycopg
 from langgraph.store.base import BaseStore, Item
@@ -47,7 +55,9 @@ MAX_SHOWN = 50
 """Facts shown to the model per request: all of them up to this many, else the best matches."""
 MAX_KEPT = 500
 """Facts kept in all; a new one beyond this is refused (the user can /forget old ones)."""
+UNVERIFIED = "unverified (kept before quotes were checked; not shown to the agent)"
 MAX_FACT = 300
+"""Characters of a fact, and of the user's words it quotes."""
 STORE_ERRORS = (sqlite3.Error, psycopg.Error, OSError)
 """What a broken store raises: the run goes on without memory, the user is told."""
 
@@ -56,10 +66,18 @@ class MemoryRefused(ValueError):
     """A fact that may not be kept; the message says why (and never repeats a secret)."""
 
 
+How = Literal["said", "confirmed"]
+"""said: quoted from one message of the user's; confirmed: the user approved the note on a card."""
+
+
 class UserFact(BaseModel):
     """What langmem stores as the item's `content`."""
 
     text: str
+    how: How | None = None
+    """None: written before quotes were checked (unverified)."""
+    quote: str | None = None
+    """The user's words that state it (`how="said"`)."""
     session: str | None = None
     saved: str
     """ISO time (microseconds): the order of the list, and the date `/memory` shows."""
@@ -76,10 +94,27 @@ class Memory:
     updated: datetime
     """When it was last written: the date `/memory` shows."""
     session: str | None = None
+    how: How | None = None
+    """None: unverified (written before quotes were checked): never shown to the model."""
+    quote: str | None = None
+
+    @property
+    def said(self) -> str:
+        """What the user said or confirmed, as quoted to the model and in `/memory`."""
+        return (self.quote if self.how == "said" and self.quote else self.fact) or ""
 
     def note(self) -> MemoryNote:
         """As kept in the state (`AgentState.memories`)."""
-        return {"n": self.n, "key": self.key, "fact": self.fact, "saved": self.updated.date().isoformat()}
+        note: MemoryNote = {
+            "n": self.n,
+            "key": self.key,
+            "fact": self.fact,
+            "saved": self.updated.date().isoformat(),
+        }
+        if self.how is not None:
+            note["how"] = self.how
+            note["quote"] = self.said
+        return note
 
 
 def refusal(fact: str) -> str | None:
@@ -94,6 +129,15 @@ def refusal(fact: str) -> str | None:
         f"it holds a secret ({kinds}). Passwords, one-time codes, card numbers, CVV, IBANs, keys and "
         "tokens are never remembered"
     )
+
+
+def fact_problem(text: str) -> str | None:
+    """Why `text` (a fact, or the words it quotes) cannot be kept as it is, or None."""
+    if not text.strip():
+        return "the fact is empty"
+    if len(" ".join(text.split())) > MAX_FACT:
+        return f"it is over {MAX_FACT} characters: say it in one short sentence"
+    return refusal(text)
 
 
 def _words(text: str) -> set[str]:
@@ -116,32 +160,47 @@ class MemoryBook:
         return [dataclasses.replace(m, n=n) for n, m in enumerate(facts, start=1)]
 
     async def recall(self, request: str, *, limit: int = MAX_SHOWN) -> tuple[list[Memory], int]:
-        """The facts to show for `request`, in list order, and how many there are in all."""
-        facts = await self.all()
+        """The verified facts to show for `request`, in list order, and how many there are in all."""
+        facts = [m for m in await self.all() if m.how is not None]
         if len(facts) <= limit:
             return facts, len(facts)
         wanted = _words(request)
-        ranked = sorted(facts, key=lambda m: (len(wanted & _words(m.fact)), m.saved), reverse=True)
+        ranked = sorted(
+            facts, key=lambda m: (len(wanted & _words(f"{m.fact} {m.said}")), m.saved), reverse=True
+        )
         return sorted(ranked[:limit], key=lambda m: m.n), len(facts)
 
-    async def save(self, fact: str, *, session: str | None = None, replaces: Memory | None = None) -> Memory:
-        """Keep `fact` (or put it in the place of `replaces`); raises `MemoryRefused`."""
+    async def save(
+        self,
+        fact: str,
+        *,
+        how: How,
+        quote: str | None = None,
+        session: str | None = None,
+        replaces: Memory | None = None,
+    ) -> Memory:
+        """Keep `fact`, known `how` (with the user's `quote` when they said it), or put it in the place of
+        `replaces`; raises `MemoryRefused`. The caller has checked the quote (`memory_quotes.check`) or the
+        user's /yes."""
         text = " ".join(fact.split())
-        if not text:
-            raise MemoryRefused("the fact is empty")
-        if len(text) > MAX_FACT:
-            raise MemoryRefused(f"the fact is over {MAX_FACT} characters: say it in one short sentence")
-        why = refusal(text)
+        quoted = " ".join((quote or "").split()) or None
+        why = fact_problem(text) or (fact_problem(quoted) if quoted is not None else None)
         if why is not None:
             raise MemoryRefused(why)
+        if how == "said" and quoted is None:
+            raise MemoryRefused("a fact the user said needs their words")
         known = await self.all()
         same = next((m for m in known if m.fact.lower() == text.lower()), None)
         if same is not None and replaces is None:
-            return same
+            if same.how is not None:
+                return same
+            replaces = same  # an unverified fact the user now states: it becomes theirs
         if replaces is None and len(known) >= MAX_KEPT:
             raise MemoryRefused(f"{MAX_KEPT} facts are kept already; the user can /forget old ones")
         saved = replaces.saved if replaces is not None else datetime.now(UTC)
-        content = UserFact(text=text, session=session, saved=saved.isoformat()).model_dump()
+        quoted = quoted if how == "said" else None
+        fields = UserFact(text=text, how=how, quote=quoted, session=session, saved=saved.isoformat())
+        content = fields.model_dump()
         if replaces is not None:
             await self._manage.ainvoke({"content": content, "action": "update", "id": replaces.key})
             key = replaces.key
@@ -165,7 +224,20 @@ def _from_item(item: Item) -> Memory | None:
         saved = _as_utc(datetime.fromisoformat(str(content["saved"])))
     session = content.get("session")
     updated = _as_utc(item.updated_at)
-    return Memory(0, item.key, content["text"], saved, updated, session if isinstance(session, str) else None)
+    how = content.get("how") if content.get("how") in ("said", "confirmed") else None
+    quote = content.get("quote") if isinstance(content.get("quote"), str) else None
+    if how == "said" and not quote:
+        how = None  # a statement without the user's words is not verified
+    return Memory(
+        0,
+        item.key,
+        content["text"],
+        saved,
+        updated,
+        session if isinstance(session, str) else None,
+        cast("How | None", how),
+        quote,
+    )
 
 
 def _as_utc(stamp: datetime) -> datetime:
@@ -175,23 +247,42 @@ def _as_utc(stamp: datetime) -> datetime:
 # ----- what the model and the user see ---------------------------------------------------
 
 
+def quoted(note: MemoryNote) -> str | None:
+    """One remembered fact as the model reads it: a dated quote of the user (None: unverified)."""
+    how, words = note.get("how"), note.get("quote")
+    if how is None or not words:
+        return None
+    verb = "said" if how == "said" else "confirmed this note"
+    return f"{note['n']}. On {note['saved']} the user {verb}: {json.dumps(words, ensure_ascii=False)}"
+
+
 def prompt_block(memories: list[MemoryNote], total: int | None = None) -> str:
-    """The system prompt's part on memory: the facts found for this request, and when to save new ones."""
-    lines = "\n".join(f"{m['n']}. {m['fact']}" for m in memories) or "(nothing yet)"
-    total = len(memories) if total is None else total
-    if total > len(memories):
-        lines += f"\n({len(memories)} of {total} shown: the ones closest to this request.)"
+    """The system prompt's part on memory: what the user said before (dated quotes), and how to keep more."""
+    shown = [line for line in map(quoted, memories) if line is not None]
+    lines = "\n".join(shown) or "(nothing yet)"
+    total = len(shown) if total is None else total
+    if total > len(shown):
+        lines += f"\n({len(shown)} of {total} shown: the ones closest to this request.)"
     return render(load("memories"), memories=lines)
 
 
 def listing(memories: list[Memory]) -> str:
-    """`/memory`: the facts, numbered, with the date each was saved."""
+    """`/memory`: the facts, numbered, each with the user's words and the date they were said."""
     if not memories:
         return (
             'Nothing remembered yet. Tell the agent a lasting preference ("my name on bookings is …", '
-            '"never use the saved card") and it keeps it for later sessions.'
+            '"never use the saved card") and it keeps your words for later sessions.'
         )
-    rows = [f"{m.n}. {m.fact}  ({m.updated.date().isoformat()})" for m in memories]
+    rows = []
+    for m in memories:
+        day = m.updated.date().isoformat()
+        words = json.dumps(m.said, ensure_ascii=False)
+        if m.how == "said":
+            rows.append(f"{m.n}. {day}, you said: {words}")
+        elif m.how == "confirmed":
+            rows.append(f"{m.n}. {day}, you confirmed: {words}")
+        else:
+            rows.append(f"{m.n}. {day}, {UNVERIFIED}: {words}")
     return "\n".join([*rows, "/forget N removes one, /forget all removes every one."])
 
 
@@ -210,7 +301,7 @@ async def forget_command(book: MemoryBook, argument: str) -> str:
         span = f"1-{len(facts)}" if facts else "none are kept"
         return f"There is no fact {argument} ({span}); /memory lists them."
     await book.forget(found)
-    return f"Forgot {found.n}: {found.fact}"
+    return f"Forgot {found.n}: {json.dumps(found.said, ensure_ascii=False)}"
 
 
 # ----- at the start of a request --------------------------------------------------------------

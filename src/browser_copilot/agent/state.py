@@ -88,6 +88,11 @@ class MemoryNote(TypedDict):
     key: str
     fact: str
     saved: str
+    """The day it was said or confirmed (ISO date)."""
+    how: NotRequired[Literal["said", "confirmed"]]
+    """Absent: unverified (kept before quotes were checked), never shown to the model."""
+    quote: NotRequired[str]
+    """What the user said (or the note they confirmed): all the model is shown of it."""
 
 
 class PendingAction(TypedDict, total=False):

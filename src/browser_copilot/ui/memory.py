@@ -15,8 +15,8 @@ MEMORY_OFF = "Long-term memory is off (MEMORY=off in .env), or there is no model
 async def memory_answer(
     book: MemoryBook | None, command: str, argument: str
 ) -> tuple[str, Literal["ok", "off", "error"]]:
-    """The answer to `/memory` (the numbered facts with their dates) or `/forget N|all` (what was
-    removed), and what kind of answer it is."""
+    """The answer to `/memory` (the numbered facts: the user's words, the date, unverified ones marked) or
+    `/forget N|all` (what was removed), and what kind of answer it is."""
     if book is None:
         return MEMORY_OFF, "off"
     try:

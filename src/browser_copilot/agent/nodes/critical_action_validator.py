@@ -19,6 +19,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.extra_calls import check_extra_call
+from browser_copilot.agent.memory_tools import memory_check
 from browser_copilot.agent.state import AgentState, PendingAction, confirmation
 from browser_copilot.agent.tools import BROWSER_TOOLS
 from browser_copilot.browser.guarded import types_into
@@ -215,6 +216,8 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
             pending = await _check_dialog(state, call, ctx)
         elif ctx.extras.owns(call["name"]):  # an extra MCP server's tool: read-only, or the user confirms
             pending = check_extra_call(state, call, ctx)
+        elif call["name"] == "remember_about_user":  # the user's own words, or "Remember that …?"
+            pending = memory_check(state, call, memory_on=ctx.memory is not None)
         if isinstance(pending, str):
             refusals.append(tool_message(call, pending, error=True))
             ctx.events(Event("policy_result", {"approved": False, "refused": pending[:200]}))

@@ -275,7 +275,9 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         run.invalid += 1
         return tool_message(call, str(exc), error=True)
     if isinstance(args, MEMORY_TOOLS):  # emits its own events: a refused secret is never shown
-        return await run_memory_tool(run.state, ctx, call, args, step=run.steps)
+        message, pending = await run_memory_tool(run.state, ctx, call, args, step=run.steps)
+        run.pending = pending or run.pending  # a note the user did not state: "Remember that …?"
+        return message
     if name in BROWSER_TOOLS:
         run.steps += 1
         run.total += 1
