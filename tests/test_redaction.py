@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from browser_copilot.config import load_settings
 from browser_copilot.events import Event
 from browser_copilot.logs import setup_logging
-from browser_copilot.safety.redaction import luhn_ok, mask_secrets, redact, redact_data
+from browser_copilot.safety.redaction import asked_for, luhn_ok, mask_secrets, redact, redact_data
 from browser_copilot.ui.render import EventPrinter
 from browser_copilot.ui.theme import make_console
 
@@ -157,3 +159,165 @@ def test_a_one_time_code_said_with_its_word_in_any_language_is_withheld(text: st
 @pytest.mark.parametrize("text", ORDINARY_NUMBERS)
 def test_ordinary_numbers_next_to_code_words_stay(text: str) -> None:
     assert mask_secrets(text) == (text, [])
+
+
+# ----- credentials in the usual shapes, in the languages of secret_words.json -----------------------
+# (text, the secret, what must stay): only the secret is withheld; the user name is an ordinary detail.
+CREDENTIALS = [
+    ("en", "my bank login is alice / Tr0ub4dor-BRAVO-99", "Tr0ub4dor-BRAVO-99", "alice"),
+    ("en", "Tr0ub4dor-ECHO-77 is the password", "Tr0ub4dor-ECHO-77", "is the password"),
+    ("en", "the password: Tr0ub4dor-DELTA-55", "Tr0ub4dor-DELTA-55", "the password"),
+    ("en", "sign in as alice with Tr0ub4dor-CHARLIE-11", "Tr0ub4dor-CHARLIE-11", "alice"),
+    ("en", "user: alice pass: sunshine", "sunshine", "alice"),
+    ("en", "username alice password sunshine", "sunshine", "alice"),
+    ("de", "mein Benutzername ist alice / Sommer-2024", "Sommer-2024", "alice"),
+    ("de", "Sommer2024! ist mein Passwort", "Sommer2024", "ist mein Passwort"),
+    ("de", "melde dich als alice mit Sommer2024 an", "Sommer2024", "alice"),
+    ("fr", "mon identifiant est alice / Soleil-2024", "Soleil-2024", "alice"),
+    ("fr", "Soleil-2024 est mon mot de passe", "Soleil-2024", "mot de passe"),
+    ("fr", "connecte-toi en tant que alice avec Soleil-2024", "Soleil-2024", "alice"),
+    ("es", "Perro-123 es la contraseña", "Perro-123", "contraseña"),
+    ("es", "inicia sesión como alice con Perro-123", "Perro-123", "alice"),
+    ("es", "usuario alice clave sol", "sol", "alice"),
+    ("it", "Gatto-77 è la password", "Gatto-77", "password"),
+    ("it", "accedi come alice con Gatto-77", "Gatto-77", "alice"),
+    ("pt", "entre como alice com Abacaxi-9", "Abacaxi-9", "alice"),
+    ("pt", "usuário: alice / Abacaxi-9", "Abacaxi-9", "alice"),
+    ("ru", "войди как alice с Tr0ub4dor-99", "Tr0ub4dor-99", "alice"),
+    ("ru", "Tr0ub4dor-99 — мой пароль", "Tr0ub4dor-99", "мой пароль"),
+    ("ru", "логин alice / Kot-2024", "Kot-2024", "alice"),
+    ("uk", "увійди як alice з Kvitka-2024", "Kvitka-2024", "alice"),
+    ("pl", "zaloguj się jako alice z Tajne-123", "Tajne-123", "alice"),
+    ("pl", "nazwa użytkownika: alice / Tajne-123", "Tajne-123", "alice"),
+    ("nl", "log in als alice met Tulp-2024", "Tulp-2024", "alice"),
+    ("nl", "Tulp-2024 is mijn wachtwoord", "Tulp-2024", "wachtwoord"),
+    ("sv", "användarnamn alice lösen hemligt", "hemligt", "alice"),
+    ("tr", "kullanıcı adı alice şifre gizli", "gizli", "alice"),
+    ("zh", "用户名alice密码sunshine", "sunshine", "alice"),
+    ("zh", "abc-123是我的密码", "abc-123", "我的密码"),
+    ("ja", "Tr0ub4dorが私のパスワードです", "Tr0ub4dor", "パスワード"),
+    ("ja", "ユーザー名 alice / Tr0ub4dor-99", "Tr0ub4dor-99", "alice"),
+    ("ko", "아이디 alice 비번 sunshine", "sunshine", "alice"),
+    ("ko", "Tr0ub4dor-99가 비밀번호야", "Tr0ub4dor-99", "비밀번호"),
+    ("vi", "tên đăng nhập alice mk bimat", "bimat", "alice"),
+    ("id", "masuk sebagai alice dengan Rahasia-99", "Rahasia-99", "alice"),
+]
+# Sentences about passwords, with no password in them: they reach the agent as written.
+ABOUT_PASSWORDS = [
+    ("en", "I forgot my password, help me reset it"),
+    ("en", "change the password policy page title"),
+    ("en", "where is the password field?"),
+    ("en", "the password must be 12 characters long"),
+    ("en", "open the user settings password tab"),
+    ("en", "sign in as alice with Google"),
+    ("en", "the login is email / password"),
+    ("de", "Ich habe mein Passwort vergessen, hilf mir, es zurückzusetzen"),
+    ("de", "Das Passwort muss 12 Zeichen lang sein"),
+    ("fr", "J'ai oublié mon mot de passe, aide-moi à le réinitialiser"),
+    ("fr", "le mot de passe doit contenir 12 caractères"),
+    ("es", "¿dónde está el campo de contraseña?"),
+    ("es", "la contraseña debe tener 12 caracteres"),
+    ("it", "la password deve essere di 12 caratteri"),
+    ("pt", "Esqueci minha senha, me ajude a redefini-la"),
+    ("ru", "Я забыл пароль, помоги его сбросить"),
+    ("ru", "пароль должен быть длиной 12 символов"),
+    ("pl", "gdzie jest pole hasła?"),
+    ("nl", "het wachtwoord moet 12 tekens lang zijn"),
+    ("tr", "Şifremi unuttum, sıfırlamama yardım et"),
+    ("zh", "我忘记密码了，帮我重置"),
+    ("zh", "密码字段在哪里？"),
+    ("zh", "密码必须是12个字符"),
+    ("ja", "パスワードを忘れました。リセットを手伝って"),
+    ("ja", "パスワードは12文字以上必要です"),
+    ("ko", "비밀번호는 12자 이상이어야 합니다"),
+    ("vi", "mật khẩu phải dài 12 ký tự"),
+    # Not credentials either: an account number with its bank code, a path of pages.
+    ("cs", "Na účet 123456789/0100"),
+    ("en", "the login page links home / settings2"),
+]
+
+
+def test_the_tables_cover_at_least_ten_languages() -> None:
+    assert len({lang for lang, *_ in CREDENTIALS}) >= 10
+    assert len({lang for lang, _ in ABOUT_PASSWORDS}) >= 10
+
+
+@pytest.mark.parametrize(("lang", "text", "secret", "kept"), CREDENTIALS)
+def test_credentials_in_the_usual_shapes_lose_only_their_secret(
+    lang: str, text: str, secret: str, kept: str
+) -> None:
+    masked, kinds = mask_secrets(text)
+    assert kinds == ["password"], masked
+    assert secret not in masked and "[password withheld]" in masked
+    assert kept in masked
+
+
+@pytest.mark.parametrize(("lang", "text"), ABOUT_PASSWORDS)
+def test_sentences_about_passwords_stay_as_written(lang: str, text: str) -> None:
+    assert mask_secrets(text) == (text, [])
+
+
+# ----- an answer to the agent's own question, or to the page in front -----------------------------
+# (question, the page's secret field, answer, withheld): the agent's last words to the user, what the page
+# in front has a field for (by what the field is), and whether the bare answer is taken for a secret.
+ANSWERS = [
+    ("en", "What is the code from the SMS?", None, "482977", True),
+    ("en", "What is your PIN?", None, "4821", True),
+    ("en", "Please type the SMS code into the page and tell me when you are done.", None, "done", False),
+    ("en", "What is the order number?", None, "482977", False),
+    ("en", "What is your zip code?", None, "10115", False),
+    ("en", "What is the code?", None, "it's 482977, thanks", True),
+    ("en", "What is the code?", None, "the order number is 482977", False),
+    ("en", "The page is open. What next?", "one-time code", "482977", True),
+    ("en", "The page is open. What next?", "password", "Tr0ub4dor-ECHO-77", True),
+    ("en", "The page is open. What next?", "one-time code", "order 482977", False),
+    ("en", "Which username should I use?", "password", "alice_99", False),
+    ("en", "What is the order number?", "one-time code", "482977", False),
+    ("en", "The page is open. What next?", None, "482977", False),
+    (
+        "en",
+        "Signed in; your password manager kept it. Anything else?",
+        None,
+        "fly to Riga on 2025-06-01",
+        False,
+    ),
+    ("de", "Wie lautet der Code aus der SMS?", None, "482977", True),
+    ("de", "Wie lautet die Bestellnummer?", None, "482977", False),
+    ("de", "Wie lautet dein Passwort?", None, "Sommer-2024!", True),
+    ("fr", "Quel est le code reçu par SMS ?", None, "482977", True),
+    ("fr", "Quel est votre code postal ?", None, "75001", False),
+    ("es", "¿Cuál es el código que recibiste?", None, "482977", True),
+    ("es", "¿Cuál es el número de pedido?", None, "482977", False),
+    ("it", "Qual è il codice che hai ricevuto?", None, "482977", True),
+    ("pt", "Qual é o código de verificação?", None, "482977", True),
+    ("ru", "Какой код пришёл в СМС?", None, "482977", True),
+    ("ru", "Какой номер заказа?", None, "482977", False),
+    ("pl", "Jaki kod przyszedł SMS-em?", None, "482977", True),
+    ("nl", "Wat is de code uit de sms?", None, "482977", True),
+    ("tr", "SMS ile gelen kod nedir?", None, "482977", True),
+    ("zh", "短信验证码是多少？", None, "482977", True),
+    ("ja", "SMSで届いた確認コードは何ですか？", None, "482977", True),
+    ("ko", "인증번호가 뭐예요?", None, "482977", True),
+    ("ko", "비밀번호가 뭐예요?", None, "Tr0ub4dor-99", True),
+]
+
+
+def test_the_answer_table_covers_at_least_ten_languages() -> None:
+    assert len({lang for lang, *_ in ANSWERS}) >= 10
+
+
+@pytest.mark.parametrize(("lang", "question", "page", "answer", "withheld"), ANSWERS)
+def test_an_answer_is_a_secret_when_the_question_or_the_page_asks_for_one(
+    lang: str,
+    question: str,
+    page: Literal["password", "one-time code"] | None,
+    answer: str,
+    withheld: bool,
+) -> None:
+    masked, kinds = mask_secrets(answer, asked_for(question, page))
+    if withheld:
+        assert kinds and "withheld]" in masked, masked
+        assert not re.search(r"\d{4}", masked), masked
+    else:
+        assert (masked, kinds) == (answer, [])
+    assert mask_secrets(answer) == (answer, [])  # without the context, nothing in it is a secret

@@ -24,10 +24,12 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.graph import build_graph
 from browser_copilot.agent.locks import SessionLocks, locks_for
-from browser_copilot.agent.memory import request_memories, withhold_secrets
+from browser_copilot.agent.memory import request_memories
+from browser_copilot.agent.secret_answers import secret_asked, withhold_answer
 from browser_copilot.agent.state import AgentState, StopReason, new_request
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
+from browser_copilot.safety.redaction import Asked
 
 Graph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
 
@@ -93,11 +95,15 @@ class AgentRunner:
         async with self.locks.hold(self.session_id):
             return await self._send(text, mode)
 
+    async def secret_asked(self) -> Asked | None:
+        """Whether the next message answers a request for a password, PIN or code (`secret_answers`)."""
+        return secret_asked(await self.values(), await self.pending())
+
     async def _send(self, text: str, mode: str | None) -> TurnOutcome:
-        text = withhold_secrets(text, self.context.events)
-        if await self.pending() is not None:
+        pending, previous = await self.pending(), await self.values()
+        text = withhold_answer(text, secret_asked(previous, pending), self.context.events)
+        if pending is not None:
             return await self._run(Command(resume=text), resumed=True)
-        previous = await self.values()
         await self._return_to_tab(previous)
         update = new_request(text, previous)
         update |= await request_memories(self.context.memory, text, self.context.events)

@@ -178,7 +178,7 @@ class ChatApp:
                 reader.prompt = "chat › " if self.mode == "chat" else PROMPT
             else:
                 self.console.print(prompt, end="")
-            line = await reader.read()
+            line = await reader.read(await self.runner.secret_asked() if self.runner else None)
             if line is None:
                 self.console.print()
                 return

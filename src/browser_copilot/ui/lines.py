@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from browser_copilot.safety.redaction import find_secrets
+from browser_copilot.safety.redaction import Asked, find_secrets
 
 try:
     import readline
@@ -37,6 +37,7 @@ class LineReader:
         self._loop = loop
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self._wanted = threading.Event()
+        self._asked: Asked | None = None
         self.prompt = prompt
         self.interactive = sys.stdin.isatty()
         self.history = history
@@ -68,12 +69,14 @@ class LineReader:
             except (EOFError, OSError):
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
                 return
-            if self.interactive and find_secrets("\n".join(parts)):
+            if self.interactive and find_secrets("\n".join(parts), self._asked):
                 _drop_from_history(len(parts))  # a password typed here never reaches the history file
             self._loop.call_soon_threadsafe(self._queue.put_nowait, "\n".join(parts))
 
-    async def read(self) -> str | None:
-        """The next message; None at end of input (Ctrl+D)."""
+    async def read(self, asked: Asked | None = None) -> str | None:
+        """The next message; None at end of input (Ctrl+D). `asked`: the secret the message would answer
+        (the agent asked for a code...): such an answer, like any secret, stays out of the history."""
+        self._asked = asked
         self._wanted.set()
         return await self._queue.get()
 
