@@ -47,8 +47,9 @@ class Served:
     def token(self) -> str:
         return self.server.token
 
-    def ws_url(self, session: str, token: str | None = None) -> str:
-        return f"ws://127.0.0.1:{self.server.port}/ws/{session}?token={token or self.token}"
+    def ws_url(self, session: str, token: str | None = None, client: str | None = None) -> str:
+        tab = f"&client={client}" if client else ""
+        return f"ws://127.0.0.1:{self.server.port}/ws/{session}?token={token or self.token}{tab}"
 
 
 @pytest.fixture
@@ -189,7 +190,7 @@ async def test_sse_resumes_with_last_event_id_without_losing_or_repeating_events
     assert tail == [produced - 1, produced]
 
 
-async def test_a_confirmation_answered_over_websocket_acts_once(
+async def test_a_confirmation_is_allowed_only_with_its_nonce_by_the_tab_that_asked_and_acts_once(
     served: Served, llm: ScriptedOpenAI, pages: PageServer, browser_session: BrowserSession
 ) -> None:
     llm.script(
@@ -205,7 +206,8 @@ async def test_a_confirmation_answered_over_websocket_acts_once(
         ),
         text("Sent the message to Alice."),
     )
-    async with served.http.ws_connect(served.ws_url("mail")) as ws:
+    tab, other_tab = "tab-of-the-user-0001", "another-tab-0000002"
+    async with served.http.ws_connect(served.ws_url("mail", client=tab)) as ws:
         await receive(ws, "status")
         await say(ws, "/yes")
         assert (await receive(ws, "error"))["code"] == "nothing_pending"
@@ -214,19 +216,74 @@ async def test_a_confirmation_answered_over_websocket_acts_once(
         question = await receive(ws, "agent_question")
         assert question["pending_kind"] == "confirm"
         assert question["card"]["category"] == "send"
-    # A client that connects now is shown the pending question at once.
-    async with served.http.ws_connect(served.ws_url("mail")) as ws:
+        nonce = question["nonce"]
+        assert isinstance(nonce, str) and len(nonce) >= 32
+    # Another tab (or a page the agent opened) sees the card, without the nonce, and cannot allow it:
+    # not with /yes, not with a word the agent reads as yes, not with a guessed nonce.
+    async with served.http.ws_connect(served.ws_url("mail", client=other_tab)) as other:
+        assert (await receive(other, "status"))["state"] == "waiting_user"
+        shown = await receive(other, "agent_question")
+        assert shown["card"]["category"] == "send" and "nonce" not in shown
+        for attempt in [
+            {"text": "/yes"},
+            {"text": "ok"},
+            {"text": "/yes", "nonce": "x" * len(nonce)},
+            {"text": "/yes", "nonce": nonce},  # the right nonce, from a tab that was not shown it
+        ]:
+            await other.send_json({"kind": "user_message", **attempt})
+            refused = await receive(other, "error")
+            assert refused["code"] == "not_approved", attempt
+            assert "nothing was approved" in refused["message"]
+    async with served.http.get(f"{served.url}/api/sessions/mail") as response:
+        detail = await response.json()
+    assert detail["pending"]["pending_kind"] == "confirm" and "nonce" not in detail["pending"]
+    assert not served.manager.sessions["mail"].busy
+    # The tab that asked, reconnecting (a reloaded page), is shown the card with the same nonce.
+    async with served.http.ws_connect(served.ws_url("mail", client=tab)) as ws:
         assert (await receive(ws, "status"))["state"] == "waiting_user"
-        assert (await receive(ws, "agent_question"))["card"]["category"] == "send"
-        async with served.http.get(f"{served.url}/api/sessions/mail") as response:
-            assert (await response.json())["pending"]["pending_kind"] == "confirm"
-        await say(ws, "/yes")
+        again = await receive(ws, "agent_question")
+        assert again["card"]["category"] == "send" and again["nonce"] == nonce
+        await ws.send_json({"kind": "user_message", "text": "/yes", "nonce": nonce})
         answer = await receive(ws, "agent_message")
-    assert answer["stop_reason"] == "answered"
+        assert answer["stop_reason"] == "answered"
+        await ws.send_json({"kind": "user_message", "text": "/yes", "nonce": nonce})  # used up
+        assert (await receive(ws, "error"))["code"] == "nothing_pending"
     count = await browser_session.run_code("async (page) => await page.evaluate(() => window.__sent ?? 0)")
     assert count.value == 1
-    kinds = [k for _, k, _ in served.manager.sessions["mail"].hub.after(0)]
+    hub = served.manager.sessions["mail"].hub
+    kinds = [k for _, k, _ in hub.after(0)]
     assert "policy_request" in kinds and "policy_result" in kinds
+    # The nonce never went into the SSE buffer, the step log, the checkpoint or any file of the data dir.
+    assert not any(nonce in body for _, _, body in hub.after(0))
+    data_dir = served.manager.settings.data_dir
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert nonce.encode() not in path.read_bytes(), path
+
+
+async def test_declining_a_confirmation_needs_no_nonce(
+    served: Served, llm: ScriptedOpenAI, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    llm.script(
+        go(pages.url("mail.html")),
+        call(
+            "browser_run_code",
+            code="async (page) => { await page.getByLabel('To').fill('alice@example.test');"
+            " await page.getByRole('button', { name: 'Send' }).click() }",
+        ),
+        text("I did not send it."),
+    )
+    async with served.http.ws_connect(served.ws_url("declined")) as ws:
+        await receive(ws, "status")
+        await say(ws, "Email Alice")
+        assert (await receive(ws, "agent_question"))["pending_kind"] == "confirm"
+    async with served.http.ws_connect(served.ws_url("declined")) as other:  # a connection of its own
+        shown = await receive(other, "agent_question")
+        assert "nonce" not in shown
+        await say(other, "/no")
+        assert (await receive(other, "agent_message"))["text"] == "I did not send it."
+    count = await browser_session.run_code("async (page) => await page.evaluate(() => window.__sent ?? 0)")
+    assert count.value == 0
 
 
 async def test_the_answer_streams_on_sse_while_the_model_writes_with_secrets_masked(
@@ -343,7 +400,7 @@ async def test_a_real_page_on_another_origin_cannot_drive_the_server(
         " return (await page.context().cookies()).map((c) => c.name); }"
     )
     assert opened.ok, opened.error
-    assert f"bc_token_{served.server.port}" in opened.value
+    assert f"bc_session_{served.server.port}" in opened.value
     await browser_session.goto(pages.url("index.html"))
     before = set(served.manager.sessions)
     attack = """async (page) => await page.evaluate(async ([ws, post]) => {

@@ -181,6 +181,9 @@ async def test_the_page_runs_a_task_with_a_confirmation_card_to_a_safe_final_ans
     tmp_path: Path,
 ) -> None:
     script_the_email_task(llm, pages)
+    # The user's pages on 127.0.0.1 are part of the task (as after any earlier test's page), so the
+    # printed link, whose query carries the token, may open in a tab the code opens (network policy).
+    await browser_session.goto(pages.url("index.html"))
     tab = Tab(browser_session, served.base)
     await tab.open(served.url)
     try:

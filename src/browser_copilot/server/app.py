@@ -3,8 +3,9 @@
 Protocol v1 (schema: `server/schema/events.v1.json`; README "Server mode"):
 - `GET /` the page, `GET /static/{file}`;
 - `GET/POST /api/sessions`, `GET /api/sessions/{id}`, `POST /api/sessions/{id}/cancel`;
-- WebSocket `/ws/{session}`: client `user_message`; server `status`, `agent_message`, `agent_question`,
-  `error`;
+- WebSocket `/ws/{session}?client=ID`: client `user_message`; server `status`, `agent_message`,
+  `agent_question`, `error` (ID: the browser tab, which alone gets the nonce of the cards of the runs
+  it started; without it, the connection is a tab of its own);
 - SSE `/sessions/{session}/events`: numbered agent events, resumable with `Last-Event-ID`.
 """
 
@@ -17,14 +18,18 @@ import json
 import mimetypes
 import re
 import secrets
+import socket
 import sys
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from aiohttp import WSMsgType, hdrs, web
+from langchain_core.language_models import BaseChatModel
 
+from browser_copilot.agent.nodes.human_in_loop import is_yes
 from browser_copilot.agent.runner import new_session_id
 from browser_copilot.config import Settings
-from browser_copilot.server.auth import ORIGINS, TOKEN, cookie_name, gate, own_origins
+from browser_copilot.server.auth import ORIGINS, SIGN_IN, SignIn, gate, own_origins, security_headers
 from browser_copilot.server.hub import VERSION, dumps, outgoing
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.server.sessions import Session, SessionManager
@@ -32,10 +37,18 @@ from browser_copilot.server.tools import tools_reply
 
 MAX_MESSAGE = 64 * 1024
 """A WebSocket message above this is refused (`too_large`); the connection stays open."""
+MAX_FRAME = 4 * 1024 * 1024
+"""Above this the WebSocket layer itself closes the connection (1009, message too big): the rest of such
+a message cannot be skipped. The page never sends more than MAX_MESSAGE."""
 HEARTBEAT = 15.0
+HEADER_TIMEOUT = 15.0
+"""Seconds a connection may take to send a whole request head, from its opening or from the last answer
+(so also the idle time of a keep-alive connection); then it is closed. WebSocket and SSE streams, once
+open, are not affected."""
 MANAGER: web.AppKey[SessionManager] = web.AppKey("manager", SessionManager)
 HEARTBEAT_KEY: web.AppKey[float] = web.AppKey("heartbeat", float)
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
+_CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 PLACEHOLDER = (
     "<!doctype html><meta charset=utf-8><title>Browser Copilot</title>"
     "<p>Browser Copilot server mode. The web page is not installed; use the API (README: Server mode)."
@@ -57,16 +70,13 @@ def _static(name: str) -> bytes | None:
 
 
 async def index(request: web.Request) -> web.StreamResponse:
-    if "token" in request.query:  # the printed URL: keep the token in a cookie, drop it from the URL
-        response = web.HTTPFound("/")
-        response.set_cookie(
-            cookie_name(request), request.query["token"], httponly=True, samesite="Strict", path="/"
-        )
-        raise response
+    # The sign-in link (`/?token=`) is answered by the gate (`auth.sign_in_with_link`).
     body = _static("index.html")
     if body is None:
         return web.Response(text=PLACEHOLDER, content_type="text/html")
-    return web.Response(body=body, content_type="text/html", charset="utf-8")
+    return web.Response(
+        body=body, content_type="text/html", charset="utf-8", headers={hdrs.CACHE_CONTROL: "no-store"}
+    )
 
 
 async def static(request: web.Request) -> web.StreamResponse:
@@ -122,29 +132,38 @@ def _error(code: str, message: str) -> str:
     return dumps(outgoing({"v": VERSION, "kind": "error", "code": code, "message": message}))
 
 
+def _client(request: web.Request) -> str:
+    """The browser tab the connection belongs to (`?client=`, kept by the page in its tab), else a
+    connection of its own."""
+    named = request.query.get("client", "")
+    return named if _CLIENT_ID.match(named) else secrets.token_urlsafe(18)
+
+
 async def websocket(request: web.Request) -> web.StreamResponse:
     manager = request.app[MANAGER]
     session = _session(manager, request)
-    ws = web.WebSocketResponse(max_msg_size=4 * 1024 * 1024, heartbeat=30)
+    client = _client(request)
+    ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
     await ws.prepare(request)
     queue: asyncio.Queue[str | None] = asyncio.Queue()
-    session.hub.clients.add(queue)
+    session.hub.clients[queue] = client
     writer = asyncio.create_task(_write(ws, queue))
     try:
         details = await manager.detail(session)
         queue.put_nowait(dumps({"v": VERSION, "kind": "status", "state": details["state"]}))
         if details["pending"] is not None:
-            queue.put_nowait(dumps({"v": VERSION, **outgoing(details["pending"])}))
+            question = manager.card_for(session, client, details["pending"])
+            queue.put_nowait(dumps(outgoing({"v": VERSION, **question})))
         async for message in ws:
             if message.type != WSMsgType.TEXT:
                 if message.type == WSMsgType.BINARY:
                     queue.put_nowait(_error("bad_json", "send JSON text frames"))
                 continue
-            reply = await _handle(manager, session, message.data)
+            reply = await _handle(manager, session, message.data, client)
             if reply is not None:
                 queue.put_nowait(reply)
     finally:
-        session.hub.clients.discard(queue)
+        session.hub.clients.pop(queue, None)
         queue.put_nowait(None)
         await writer
     return ws
@@ -160,7 +179,7 @@ async def _write(ws: web.WebSocketResponse, queue: asyncio.Queue[str | None]) ->
         await ws.close()
 
 
-async def _handle(manager: SessionManager, session: Session, data: str) -> str | None:
+async def _handle(manager: SessionManager, session: Session, data: str, client: str) -> str | None:
     """One client message; returns an error to send back, if any (progress goes through the hub)."""
     if len(data.encode()) > MAX_MESSAGE:
         return _error("too_large", f"a message may have at most {MAX_MESSAGE} bytes")
@@ -190,15 +209,20 @@ async def _handle(manager: SessionManager, session: Session, data: str) -> str |
         session.hub.send({"kind": "status", "state": session.state, "mode": mode})
         return None
     pending = await session.runner.pending()
+    confirm = pending is not None and pending.get("kind") == "confirm"
     if command in ("/yes", "/no"):
-        if pending is None or pending.get("kind") != "confirm":
+        if not confirm:
             return _error("nothing_pending", f"nothing is waiting for a {command}")
     elif command:
         return _error(
             "unknown_command",
             f"{command}: the commands are /yes, /no, /chat, /exit, /memory, /forget N and /tools",
         )
-    manager.start(session, text)
+    if confirm and is_yes(text):  # the graph's own reading of an approval ("/yes", "ok", "да", ...)
+        problem = manager.check_approval(session, client, message.get("nonce"))
+        if problem is not None:
+            return _error("not_approved", problem)
+    manager.start(session, text, client=client)  # the nonce is used up here, with no await before
     return None
 
 
@@ -242,12 +266,13 @@ async def events(request: web.Request) -> web.StreamResponse:
 # ----- the application --------------------------------------------------------------------------
 
 
-def build_app(manager: SessionManager, token: str, *, heartbeat: float = HEARTBEAT) -> web.Application:
+def build_app(manager: SessionManager, sign_in: SignIn, *, heartbeat: float = HEARTBEAT) -> web.Application:
     app = web.Application(middlewares=[gate], client_max_size=MAX_MESSAGE)
     app[MANAGER] = manager
-    app[TOKEN] = token
+    app[SIGN_IN] = sign_in
     app[ORIGINS] = set()
     app[HEARTBEAT_KEY] = heartbeat
+    app.on_response_prepare.append(security_headers)
     app.router.add_get("/", index)
     app.router.add_get("/static/{file}", static)
     app.router.add_get("/api/sessions", list_sessions)
@@ -265,22 +290,50 @@ def build_app(manager: SessionManager, token: str, *, heartbeat: float = HEARTBE
 
 
 class Server:
-    """The app on a TCP port; `start()` returns the URL to print (with the token)."""
+    """The app on a TCP port; `start()` returns the URL to print (with the token).
 
-    def __init__(self, manager: SessionManager, *, token: str | None = None, heartbeat: float = HEARTBEAT):
+    `announce` prints a new sign-in link when a used one is opened again (`auth.SignIn`);
+    `header_timeout`: see HEADER_TIMEOUT."""
+
+    def __init__(
+        self,
+        manager: SessionManager,
+        *,
+        token: str | None = None,
+        heartbeat: float = HEARTBEAT,
+        header_timeout: float = HEADER_TIMEOUT,
+        announce: Callable[[str], None] | None = None,
+    ):
+        self.manager = manager
         self.token = token or secrets.token_urlsafe(24)
-        self.app = build_app(manager, self.token, heartbeat=heartbeat)
-        self.runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=2.0)
+        self.sign_in = SignIn(self.token, announce=self._announce)
+        self._printer = announce
+        self.app = build_app(manager, self.sign_in, heartbeat=heartbeat)
+        self.runner = web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=2.0, keepalive_timeout=header_timeout
+        )
         self.host = ""
         self.port = 0
 
-    async def start(self, host: str = "127.0.0.1", port: int = 8765) -> str:
+    def _announce(self, path: str) -> None:
+        if self._printer is not None:
+            self._printer(f"{self.base_url}{path}")
+
+    async def start(
+        self, host: str = "127.0.0.1", port: int = 8765, *, sock: socket.socket | None = None
+    ) -> str:
+        """Serve on `sock` (bound by `listen`) or bind HOST:PORT now."""
         await self.runner.setup()
-        site = web.TCPSite(self.runner, host, port)
+        site: web.BaseSite = web.SockSite(self.runner, sock) if sock else web.TCPSite(self.runner, host, port)
         await site.start()
         self.host, self.port = host, int(self.runner.addresses[0][1])
-        self.app[ORIGINS].update(own_origins(host, self.port))
+        self.app[ORIGINS].update(self.origins)
         return f"{self.base_url}/?token={self.token}"
+
+    @property
+    def origins(self) -> set[str]:
+        """Every origin this server answers on (see `auth.own_origins`)."""
+        return own_origins(self.host, self.port)
 
     @property
     def base_url(self) -> str:
@@ -291,12 +344,62 @@ class Server:
         await self.runner.cleanup()
 
 
-async def serve(settings: Settings, *, host: str, port: int, allow_remote: bool) -> int:
-    """`main.py serve`: the agent behind the HTTP server until Ctrl+C or SIGTERM."""
+def listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound now (port 0: a free one), so its origins are known before the
+    browser session starts."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family, backlog=128, reuse_port=False)
+    sock.setblocking(False)
+    return sock
+
+
+@contextlib.asynccontextmanager
+async def running(
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    llm: Callable[[], BaseChatModel],
+    notice: Callable[[str], None],
+    announce: Callable[[str], None] | None = None,
+) -> AsyncIterator[Server]:
+    """The server with the agent behind it: the browser session, the checkpointer, the memory and the
+    extra servers, open while the block runs.
+
+    The agent's tabs never load the server: every origin it answers on (each loopback name of the
+    address it binds) is in the browser session's URL policy before that session starts, so the network
+    guard refuses it in every agent tab, frame and WebSocket from the first one on."""
     from browser_copilot.agent.memory import open_memory
     from browser_copilot.agent.storage import open_checkpointer
     from browser_copilot.browser.session import BrowserSession
     from browser_copilot.extras.servers import ExtraServers
+
+    sock = listen(host, port)
+    try:
+        browser = BrowserSession(settings, notice=notice)
+        for origin in own_origins(host, int(sock.getsockname()[1])):
+            browser.url_policy.forbid(origin)
+        async with (
+            browser,
+            open_checkpointer(settings) as saver,
+            open_memory(settings) as memory,
+            ExtraServers.from_settings(settings, notice=notice) as extras,
+        ):
+            manager = SessionManager(
+                settings, browser=browser, llm=llm(), checkpointer=saver, memory=memory, extras=extras
+            )
+            server = Server(manager, announce=announce)
+            await server.start(host, port, sock=sock)
+            try:
+                yield server
+            finally:
+                await asyncio.shield(server.stop())
+    finally:
+        sock.close()
+
+
+async def serve(settings: Settings, *, host: str, port: int, allow_remote: bool) -> int:
+    """`main.py serve`: the agent behind the HTTP server until Ctrl+C or SIGTERM."""
     from browser_copilot.llm.provider import HOW_TO_CONFIGURE, build_chat_model, resolve_llm
 
     if host != "127.0.0.1" and not allow_remote:
@@ -318,27 +421,23 @@ async def serve(settings: Settings, *, host: str, port: int, allow_remote: bool)
     def notice(text: str) -> None:
         sys.stderr.write(text + "\n")
 
-    async with (
-        BrowserSession(settings, notice=notice) as browser,
-        open_checkpointer(settings) as saver,
-        open_memory(settings) as memory,
-        ExtraServers.from_settings(settings, notice=notice) as extras,
-    ):
-        manager = SessionManager(
-            settings,
-            browser=browser,
-            llm=build_chat_model(settings, endpoint),
-            checkpointer=saver,
-            memory=memory,
-            extras=extras,
-        )
-        server = Server(manager)
-        url = await server.start(host, port)
-        sys.stdout.write(url + "\n")
+    def announce(url: str) -> None:
+        sys.stdout.write(f"The sign-in link was opened again; a new one-time link: {url}\n")
         sys.stdout.flush()
-        try:
+
+    def llm() -> BaseChatModel:
+        return build_chat_model(settings, endpoint)
+
+    started = False
+    try:
+        async with running(
+            settings, host=host, port=port, llm=llm, notice=notice, announce=announce
+        ) as server:
+            sys.stdout.write(f"{server.base_url}/?token={server.token}\n")
+            sys.stdout.flush()
+            started = True
             await asyncio.Event().wait()
-        finally:
-            await asyncio.shield(server.stop())
+    finally:
+        if started:  # after the server and the browser session have closed
             sys.stderr.write("Server stopped; the browser session is closed.\n")
     return 0

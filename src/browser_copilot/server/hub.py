@@ -2,7 +2,9 @@
 (`Last-Event-ID`), and the live WebSocket clients of the session.
 
 Every outgoing payload goes through `safety.redaction.redact_data` (the logs' redaction); the envelope
-(`v`, `kind`, `session`, `id`, `at`, `state`, `queued`) is left as it is."""
+(`v`, `kind`, `session`, `id`, `at`, `state`, `queued`, ...) is left as it is. A confirmation card's
+`nonce` goes only to the connections of the browser tab that asked (`send_question`), never into the
+SSE buffer, the agent's events or the logs."""
 
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ SSE_KINDS = frozenset(
 )
 """The seed's watching kinds (plus `status` and the streaming answer, F62); other agent events stay in
 the terminal and the logs."""
-_ENVELOPE = frozenset({"v", "kind", "session", "id", "at", "state", "queued", "mode", "pending_kind"})
+_ENVELOPE = frozenset(
+    {"v", "kind", "session", "id", "at", "state", "queued", "mode", "pending_kind", "nonce"}
+)
 
 
 def outgoing(message: dict[str, Any]) -> dict[str, Any]:
@@ -51,7 +55,8 @@ class Hub:
         self.buffer: deque[tuple[int, str, str]] = deque(maxlen=size)
         """(id, kind, serialised data) of the last `size` events."""
         self.last_id = 0
-        self.clients: set[asyncio.Queue[str | None]] = set()
+        self.clients: dict[asyncio.Queue[str | None], str] = {}
+        """Each WebSocket connection's queue, with the browser tab (client id) it belongs to."""
         self._changed = asyncio.Event()
         self.closed = False
 
@@ -104,3 +109,10 @@ class Hub:
         text = dumps(outgoing({"v": VERSION, **message}))
         for queue in self.clients:
             queue.put_nowait(text)
+
+    def send_question(self, message: dict[str, Any], *, nonce: str | None, client: str | None) -> None:
+        """A question to every client; with `nonce` only to the connections of tab `client`."""
+        text = dumps(outgoing({"v": VERSION, **message}))
+        keyed = dumps(outgoing({"v": VERSION, **message, "nonce": nonce}))
+        for queue, owner in self.clients.items():
+            queue.put_nowait(keyed if nonce is not None and owner == client else text)

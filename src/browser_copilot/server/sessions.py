@@ -5,13 +5,21 @@ Runs of different sessions never interleave: a run holds `SessionManager.turn_lo
 A message to a session whose run is active (running or queued) is refused with `busy`: wait for the
 answer or cancel. Each session works in a tab of its own (`BrowserSession.session_tab`).
 
-The checkpoint stays the source of truth (pending question, working state, stop reason)."""
+The checkpoint stays the source of truth (pending question, working state, stop reason).
+
+Approvals come from the user's tab, not from any page that can reach the server: each confirmation card
+gets a fresh random nonce (`Approval`), sent only to the browser tab whose message started the run (its
+client id, `Session.asker`), kept only in memory here. An approval must carry it (`check_approval`); it
+is used up by the run it starts. A card without one (pending from before a restart) can only be
+declined."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import re
+import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +55,24 @@ def question_message(pending: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Approval:
+    """The proof an approval of the pending card must carry: its nonce, and the tab it was shown in."""
+
+    nonce: str
+    client: str
+
+
+NO_PROOF = (
+    "this confirmation was asked before the server started: it can only be refused here; "
+    "refuse it and ask again, and the new card can be allowed"
+)
+NOT_SHOWN = (
+    "an approval must answer the card shown in the tab that asked (its nonce): this one does not, "
+    "so nothing was approved and the card still waits; allow it in that tab, or refuse it"
+)
+
+
 @dataclass
 class Session:
     id: str
@@ -58,6 +84,10 @@ class Session:
     turn: asyncio.Task[None] | None = None
     active: bool = False
     """From the message to the answer (queued or running); cleared in the same step the answer is sent."""
+    asker: str | None = None
+    """The client id (browser tab or connection) whose message started the last run."""
+    approval: Approval | None = None
+    """The pending card's proof, if a card of this process is pending."""
 
     @property
     def busy(self) -> bool:
@@ -159,8 +189,10 @@ class SessionManager:
 
     # ----- turns --------------------------------------------------------------------------
 
-    def start(self, s: Session, text: str) -> None:
-        """Run one user message (caller checked `busy`)."""
+    def start(self, s: Session, text: str, *, client: str | None = None) -> None:
+        """Run one user message from tab `client` (caller checked `busy`); any card's nonce is used up."""
+        s.asker = client
+        s.approval = None
         s.active = True
         s.turn = asyncio.create_task(self._turn(s, text), name=f"turn-{s.id}")
 
@@ -226,10 +258,32 @@ class SessionManager:
     def _answer(self, s: Session, outcome: TurnOutcome) -> None:
         if outcome.interrupt is not None:
             s.state = "waiting_user"
-            s.hub.send(question_message(outcome.interrupt))
+            confirm = outcome.interrupt.get("kind") == "confirm"
+            s.approval = Approval(secrets.token_urlsafe(24), s.asker) if confirm and s.asker else None
+            nonce, client = (s.approval.nonce, s.approval.client) if s.approval else (None, None)
+            s.hub.send_question(question_message(outcome.interrupt), nonce=nonce, client=client)
             return
         s.state = "error" if outcome.stop_reason == "error" else "idle"
         s.hub.send({"kind": "agent_message", "text": outcome.text, "stop_reason": outcome.stop_reason})
+
+    @staticmethod
+    def check_approval(s: Session, client: str, nonce: object) -> str | None:
+        """Why an approval from tab `client` carrying `nonce` does not answer the pending card, or None."""
+        if s.approval is None:
+            return NO_PROOF
+        if not isinstance(nonce, str) or not nonce:
+            return NOT_SHOWN
+        same_card = hmac.compare_digest(nonce.encode(), s.approval.nonce.encode())
+        same_tab = hmac.compare_digest(client.encode(), s.approval.client.encode())
+        return None if same_card and same_tab else NOT_SHOWN
+
+    @staticmethod
+    def card_for(s: Session, client: str, question: dict[str, Any]) -> dict[str, Any]:
+        """The pending question as tab `client` gets it on connect: with the nonce for the tab that asked."""
+        confirm = question.get("pending_kind") == "confirm"
+        if s.approval is not None and confirm and s.approval.client == client:
+            return {**question, "nonce": s.approval.nonce}
+        return question
 
     async def set_mode(self, s: Session, mode: str) -> None:
         s.mode = mode

@@ -6,16 +6,21 @@
 (() => {
   const $ = (id) => document.getElementById(id);
 
-  // ----- the access token: from the printed URL once, then this tab's sessionStorage -----
-  const TOKEN_KEY = 'bc_token';
-  const fromUrl = new URLSearchParams(location.search).get('token');
-  if (fromUrl) {
-    sessionStorage.setItem(TOKEN_KEY, fromUrl);
-    const clean = new URL(location.href);
-    clean.searchParams.delete('token');
-    history.replaceState(null, '', clean.pathname + clean.search + clean.hash);
-  }
-  const token = () => sessionStorage.getItem(TOKEN_KEY);
+  // ----- who we are: the session cookie (set by the printed link, once) and this tab's id -----
+  // The server sends a confirmation card's nonce only to the tab whose message started the run, named
+  // by this id. It lives in this closure; across a reload of this tab it waits in sessionStorage (of
+  // this tab only) from `pagehide` to the next start, which takes it out again.
+  const TAB_KEY = 'bc_tab';
+  const MAX_MESSAGE = 64 * 1024; // the server's limit for one WebSocket message
+  const tabId = (() => {
+    const kept = sessionStorage.getItem(TAB_KEY);
+    sessionStorage.removeItem(TAB_KEY);
+    if (kept && /^[A-Za-z0-9_-]{16,64}$/.test(kept)) return kept;
+    const bytes = crypto.getRandomValues(new Uint8Array(18));
+    return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+  })();
+  addEventListener('pagehide', () => sessionStorage.setItem(TAB_KEY, tabId));
+  addEventListener('pageshow', () => sessionStorage.removeItem(TAB_KEY));
 
   const app = {
     session: null, // current session id
@@ -149,9 +154,7 @@
 
   // ----- network -----
   function headers(extra) {
-    const h = { Accept: 'application/json', ...(extra || {}) };
-    if (token()) h.Authorization = `Bearer ${token()}`;
-    return h;
+    return { Accept: 'application/json', ...(extra || {}) };
   }
 
   async function api(method, path, body) {
@@ -159,7 +162,7 @@
     if (body) init.body = JSON.stringify(body);
     const response = await fetch(path, init);
     if (response.status === 401) {
-      banner('Not authorised. Open the URL that `main.py serve` printed (it carries the access token).');
+      banner('Not signed in. Open the link that `main.py serve` printed; a link signs in once (opened again, it makes the terminal print a new one).');
       throw new Error('401');
     }
     if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}`);
@@ -378,7 +381,7 @@
     app.streaming = null;
   }
 
-  function send(text) {
+  function send(text, extra) {
     const message = str(text).trim();
     if (!message) return false;
     if (!app.session) return false;
@@ -386,7 +389,12 @@
       addMessage('note', el('p', { text: 'Not connected yet; try again in a moment.' }), 'error');
       return false;
     }
-    app.ws.send(JSON.stringify({ kind: 'user_message', text: message }));
+    const data = JSON.stringify({ kind: 'user_message', text: message, ...(extra || {}) });
+    if (new Blob([data]).size > MAX_MESSAGE) {
+      addMessage('note', el('p', { text: `The message is too long: at most ${MAX_MESSAGE / 1024} KiB.` }), 'error');
+      return false;
+    }
+    app.ws.send(data);
     app.lastAnswer = null;
     return true;
   }
@@ -420,24 +428,36 @@
     }
     if (card.code) row('code', str(card.code).replace(/\s+/g, ' ').slice(0, 300));
     const titleId = `card-${Date.now()}-${Math.random().toString(36).slice(2, 7)}`;
-    const allow = el('button', { type: 'button', class: 'allow primary' }, 'Allow once');
+    // The proof that a person saw this card: its nonce, kept in this closure only (never in the DOM).
+    const nonce = typeof payload.nonce === 'string' && payload.nonce ? payload.nonce : null;
+    const allow = el('button', { type: 'button', class: 'allow primary', disabled: !nonce }, 'Allow once');
     const refuse = el('button', { type: 'button', class: 'refuse danger' }, 'Refuse');
     const result = el('p', { class: 'card-result', role: 'status' });
+    if (!nonce) {
+      result.textContent = 'Only the tab you asked from can allow this (or, after a restart of the server, nobody: refuse it and ask again).';
+    }
     const box = el('section', { class: 'card', 'aria-labelledby': titleId },
       el('h3', { id: titleId, text: `Confirm: ${str(card.category || 'action')}` }),
       el('p', { class: 'question', text: payload.question }),
       rows,
       el('div', { class: 'actions' }, allow, refuse),
       result);
-    const answer = (word, label) => {
-      if (send(word)) {
+    const answer = (word, label, extra) => {
+      if (send(word, extra)) {
         allow.disabled = true;
         refuse.disabled = true;
         box.classList.add('answered');
         result.textContent = label;
       }
     };
-    allow.addEventListener('click', () => answer('/yes', 'Allowed once.'));
+    box.reopen = () => {
+      box.classList.remove('answered');
+      allow.disabled = !nonce;
+      refuse.disabled = false;
+      result.textContent = '';
+    };
+    // Only a person's click (or key) allows: a click a script makes in this page is not trusted.
+    allow.addEventListener('click', (e) => { if (e.isTrusted && nonce) answer('/yes', 'Allowed once.', { nonce }); });
     refuse.addEventListener('click', () => answer('/no', 'Refused.'));
     return box;
   }
@@ -478,7 +498,7 @@
   function socketUrl(id) {
     const url = new URL(`/ws/${encodeURIComponent(id)}`, location.href);
     url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    if (token()) url.searchParams.set('token', token());
+    url.searchParams.set('client', tabId);
     return url.href;
   }
 
@@ -522,9 +542,13 @@
         loadSessions().catch(() => {});
         question(m);
         break;
-      case 'error':
+      case 'error': {
         addMessage('note', el('p', { text: `${str(m.message)}${m.code ? ` (${m.code})` : ''}` }), 'error');
+        const cards = document.querySelectorAll('.card');
+        const last = cards[cards.length - 1];
+        if (m.code === 'not_approved' && last && last.reopen) last.reopen(); // the card still waits
         break;
+      }
       default:
         break;
     }
