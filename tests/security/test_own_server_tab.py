@@ -6,14 +6,18 @@ own addresses there."""
 
 from __future__ import annotations
 
+import json
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
+from tests.conftest import ROOT, make_settings, start_browser
 from tests.support.sites import Site
 from tests.support.waiting import async_wait_until
 
@@ -98,3 +102,38 @@ async def test_a_tab_on_another_port_of_the_same_host_is_not_refused(
             "async (page) => { for (const p of page.context().pages())"
             f" if (p.url().includes(':{own_server.port}/')) await p.close(); }}"
         )
+
+
+async def test_the_apps_page_in_front_is_never_adopted_as_the_agents_tab(
+    chromium_executable: Path, own_server: Site, tmp_path: Path
+) -> None:
+    """START_IN_CURRENT_TAB adopts the page in front, unless it is the app's own page."""
+    browser = start_browser(chromium_executable, tmp_path / "user")
+    try:
+        blank = [t["id"] for t in devtools_json(browser, "/json/list") if t.get("type") == "page"]
+        url = own_server.url("/?token=abc")
+        users_tab(browser, url)
+        for target in blank:
+            devtools_get(browser, f"/json/close/{target}")
+        await async_wait_until(lambda: own_server.received("GET", "/?token"), what="the user's tab to load")
+        settings = make_settings(
+            tmp_path / "data", cdp_endpoint=browser.endpoint.url, start_in_current_tab=True
+        )
+        session = BrowserSession(settings, root=ROOT)
+        session.url_policy.forbid(url)
+        async with session:
+            assert session.started_on is None
+            tabs = await session.tabs()
+            current = [t for t in tabs if t.current]
+            assert current and f":{own_server.port}/" not in current[0].url, tabs
+    finally:
+        browser.close()
+
+
+def devtools_get(browser: LaunchedBrowser, path: str) -> bytes:
+    with urllib.request.urlopen(f"{browser.endpoint.url}{path}", timeout=10) as answer:
+        return bytes(answer.read())
+
+
+def devtools_json(browser: LaunchedBrowser, path: str) -> Any:
+    return json.loads(devtools_get(browser, path))

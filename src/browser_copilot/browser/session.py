@@ -254,6 +254,10 @@ class BrowserSession:
         adopt = self.settings.start_in_current_tab and self._agent_url is None
         code = _ENSURE_AGENT_TAB % (json.dumps(self._agent_url), json.dumps(adopt))
         result = await self._call(code, timeout=60)
+        url = str(result.value.get("url") or "") if result.ok and isinstance(result.value, dict) else ""
+        if url and self.url_policy.forbidden(url):
+            # The tab in front is the app's own page (or DevTools): the user's, never the agent's.
+            result = await self._call(_ENSURE_AGENT_TAB % ("null", "false"), timeout=60)
         if not result.ok:
             if browser_gone(result.error):
                 raise BrowserUnavailable(f"the browser did not accept the connection: {result.error}")
@@ -415,6 +419,8 @@ class BrowserSession:
         origins = list(self.url_policy.forbidden_origins)
         if origins == self._forbidden_told:
             return
+        if self.network is not None and self._forbidden_told is not None:
+            self.network.refresh_rules()  # an origin forbidden after the tabs were covered
         told = await self._call(forbidden_pages_code(origins), timeout=timeout)
         if told.ok:
             self._forbidden_told = origins

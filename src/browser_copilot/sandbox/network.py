@@ -667,6 +667,11 @@ class NetworkGuard:
         if not new:
             return
         self._sites |= new
+        self.refresh_rules()
+
+    def refresh_rules(self) -> None:
+        """The WebSocket rules again, in every covered target (the task's sites or the forbidden origins
+        changed)."""
         for target in self._targets.values():
             if target.covered and target.session is not None:
                 self._spawn(self._post_ws_rules(target.session))
@@ -1024,6 +1029,16 @@ class NetworkGuard:
             )
         except ValueError:  # a URL urllib cannot read (a malformed IPv6 host...): refused, not guessed
             why = "its URL cannot be read"
+        if (
+            why is not None
+            and target is not None
+            and not target.agent
+            and self._users_own_server(target, url)
+        ):
+            # The user's own tab on the app's page (covered only while a call runs): it talks to its
+            # server. The code never acts in that tab (call.js), and what it sends from elsewhere is
+            # the code's (below) or another origin's, which the server refuses.
+            why = None
         if why is None and kind != "Document" and self._writes(request, kind):
             # A navigation is the guard's (held in the page); anything else that sends data is refused
             # when the model's page code made it. Who made it comes in a Network event, usually first.
@@ -1047,6 +1062,24 @@ class NetworkGuard:
         )
         if main and target is not None and target.opened_by_agent and not target.committed:
             self._take_back(target, True, frame, None)
+
+    def _users_own_server(self, target: _Target, url: str) -> bool:
+        """A request of a tab of the user's (or its frame) to a forbidden origin, from a page of that same
+        origin, or the tab opening it (the user opens the app's page while a call runs)."""
+        tab = self._targets.get(target.tab) or target
+        if target.agent or tab.agent:
+            return False
+        try:
+            if not self.policy.forbidden(url):
+                return False
+            page = urlsplit(tab.url)
+            there = urlsplit(url)
+        except ValueError:
+            return False
+        # A blank tab opens it: the user does, between calls (a call's code may not).
+        blank = self._calls == 0 and (tab.url in ("", "about:blank") or tab.url.startswith(_NEW_TAB))
+        same = (page.hostname, page.port) == (there.hostname, there.port)
+        return blank or same
 
     @staticmethod
     def _writes(request: dict[str, Any], kind: str) -> bool:
