@@ -19,11 +19,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.launcher import LaunchedBrowser
-from browser_copilot.browser.session import BrowserSession
 from browser_copilot.llm.provider import build_chat_model, resolve_llm
-from browser_copilot.server.app import Server, running
+from browser_copilot.server.app import running
 from browser_copilot.server.sessions import Session, SessionManager
 from tests.conftest import make_settings
 from tests.support.openai_server import ScriptedOpenAI, call, text
@@ -281,7 +279,6 @@ async def test_the_agents_code_cannot_approve_its_own_held_order_through_the_ser
 
 async def test_a_tab_shown_the_card_without_its_nonce_cannot_allow_it_even_with_a_persons_click(
     external_browser: LaunchedBrowser,
-    browser_session: BrowserSession,
     llm: ScriptedOpenAI,
     orders: Site,
     tmp_path: Path,
@@ -289,7 +286,11 @@ async def test_a_tab_shown_the_card_without_its_nonce_cannot_allow_it_even_with_
     """As if a page the agent drove had loaded the server after all (the sandbox failed): that page
     shows the card but has no nonce; the nonce alone keeps the order from being approved."""
     settings = make_settings(
-        tmp_path, llm_base_url=llm.base_url, llm_api_key="sk-test-123", llm_model="scripted-model"
+        tmp_path,
+        cdp_endpoint=external_browser.endpoint.url,
+        llm_base_url=llm.base_url,
+        llm_api_key="sk-test-123",
+        llm_model="scripted-model",
     )
     endpoint = resolve_llm(settings)
     assert endpoint is not None
@@ -297,12 +298,16 @@ async def test_a_tab_shown_the_card_without_its_nonce_cannot_allow_it_even_with_
         call("browser_run_code", code=PLACE_ORDER % {"shop": json.dumps(orders.url("/lamp"))}),
         text("Ordered the lamp."),
     )
-    async with open_checkpointer(settings) as saver:
-        manager = SessionManager(
-            settings, browser=browser_session, llm=build_chat_model(settings, endpoint), checkpointer=saver
-        )
-        server = Server(manager)
-        link = await server.start("127.0.0.1", 0)
+    async with running(
+        settings,
+        host="127.0.0.1",
+        port=0,
+        llm=lambda: build_chat_model(settings, endpoint),
+        notice=lambda _: None,
+        announce=lambda _: None,
+    ) as server:
+        manager = server.manager
+        link = f"{server.base_url}/?token={server.token}"
         cdp = external_browser.endpoint.url
         user = await UserTab.open(cdp, link)
         other: UserTab | None = None
@@ -355,4 +360,3 @@ async def test_a_tab_shown_the_card_without_its_nonce_cannot_allow_it_even_with_
             await user.close()
             if other is not None:
                 await other.close()
-            await server.stop()
