@@ -797,11 +797,16 @@ class NetworkGuard:
         if cdp is None or session is None or target.watched:
             return
         target.watched = True
-        send = cdp.send if wait else cdp.post
         try:
-            await send("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}, session)
-            await send("Runtime.enable", {}, session)
-            await send("Runtime.setAsyncCallStackDepth", _STACK_DEPTH, session)
+            for method, params in (
+                ("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}),
+                ("Runtime.enable", {}),
+                ("Runtime.setAsyncCallStackDepth", _STACK_DEPTH),
+            ):
+                if wait:  # briefly: a target paused by another client answers only once it runs
+                    await cdp.send(method, params, session, timeout=1)
+                else:
+                    await cdp.post(method, params, session)
         except CdpError as exc:
             log.debug("network guard: watching %s: %s", target.url[:80], exc)
 
