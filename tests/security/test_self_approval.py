@@ -10,9 +10,10 @@ in the real MCP server's box. The order site counts the orders it really receive
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,29 @@ def orders() -> Iterator[Site]:
         yield site
 
 
+@contextlib.asynccontextmanager
+async def serving(browser: LaunchedBrowser, llm: ScriptedOpenAI, tmp_path: Path) -> AsyncIterator[Any]:
+    """`main.py serve`'s server and agent (`running`), the agent on `browser`, the model scripted."""
+    settings = make_settings(
+        tmp_path,
+        cdp_endpoint=browser.endpoint.url,
+        llm_base_url=llm.base_url,
+        llm_api_key="sk-test-123",
+        llm_model="scripted-model",
+    )
+    endpoint = resolve_llm(settings)
+    assert endpoint is not None
+    async with running(
+        settings,
+        host="127.0.0.1",
+        port=0,
+        llm=lambda: build_chat_model(settings, endpoint),
+        notice=lambda _: None,
+        announce=lambda _: None,
+    ) as server:
+        yield server
+
+
 def the_session(manager: SessionManager) -> Session:
     assert len(manager.sessions) == 1, manager.sessions
     return next(iter(manager.sessions.values()))
@@ -210,24 +234,7 @@ def results(manager: SessionManager) -> list[dict[str, Any]]:
 async def test_the_agents_code_cannot_approve_its_own_held_order_through_the_servers_page(
     external_browser: LaunchedBrowser, llm: ScriptedOpenAI, orders: Site, tmp_path: Path
 ) -> None:
-    settings = make_settings(
-        tmp_path,
-        cdp_endpoint=external_browser.endpoint.url,
-        llm_base_url=llm.base_url,
-        llm_api_key="sk-test-123",
-        llm_model="scripted-model",
-    )
-    endpoint = resolve_llm(settings)
-    assert endpoint is not None
-    announced: list[str] = []
-    async with running(
-        settings,
-        host="127.0.0.1",
-        port=0,
-        llm=lambda: build_chat_model(settings, endpoint),
-        notice=lambda _: None,
-        announce=announced.append,
-    ) as server:
+    async with serving(external_browser, llm, tmp_path) as server:
         manager = server.manager
         policy = manager.browser.url_policy
         # Every name of the server's address is refused to the agent's tabs, before the browser started.
@@ -285,27 +292,11 @@ async def test_a_tab_shown_the_card_without_its_nonce_cannot_allow_it_even_with_
 ) -> None:
     """As if a page the agent drove had loaded the server after all (the sandbox failed): that page
     shows the card but has no nonce; the nonce alone keeps the order from being approved."""
-    settings = make_settings(
-        tmp_path,
-        cdp_endpoint=external_browser.endpoint.url,
-        llm_base_url=llm.base_url,
-        llm_api_key="sk-test-123",
-        llm_model="scripted-model",
-    )
-    endpoint = resolve_llm(settings)
-    assert endpoint is not None
     llm.script(
         call("browser_run_code", code=PLACE_ORDER % {"shop": json.dumps(orders.url("/lamp"))}),
         text("Ordered the lamp."),
     )
-    async with running(
-        settings,
-        host="127.0.0.1",
-        port=0,
-        llm=lambda: build_chat_model(settings, endpoint),
-        notice=lambda _: None,
-        announce=lambda _: None,
-    ) as server:
+    async with serving(external_browser, llm, tmp_path) as server:
         manager = server.manager
         link = f"{server.base_url}/?token={server.token}"
         cdp = external_browser.endpoint.url
