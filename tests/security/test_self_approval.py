@@ -36,7 +36,7 @@ LIMIT = 60.0
 def devtools_http(url: str, method: str) -> Any:
     with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as answer:
         body = answer.read().decode()
-    return json.loads(body) if body.startswith("{") else body
+    return json.loads(body) if body.startswith(("{", "[")) else body
 
 
 class UserTab:
@@ -141,15 +141,23 @@ async def serving(browser: LaunchedBrowser, llm: ScriptedOpenAI, tmp_path: Path)
     )
     endpoint = resolve_llm(settings)
     assert endpoint is not None
-    async with running(
-        settings,
-        host="127.0.0.1",
-        port=0,
-        llm=lambda: build_chat_model(settings, endpoint),
-        notice=lambda _: None,
-        announce=lambda _: None,
-    ) as server:
-        yield server
+    tabs = f"{browser.endpoint.url}/json/list"
+    before = {t["id"] for t in await asyncio.to_thread(devtools_http, tabs, "GET") if t["type"] == "page"}
+    try:
+        async with running(
+            settings,
+            host="127.0.0.1",
+            port=0,
+            llm=lambda: build_chat_model(settings, endpoint),
+            notice=lambda _: None,
+            announce=lambda _: None,
+        ) as server:
+            yield server
+    finally:  # the shared browser keeps no tab of the agent's (other tests count what a page shows)
+        for tab in await asyncio.to_thread(devtools_http, tabs, "GET"):
+            if tab["type"] == "page" and tab["id"] not in before:
+                close = f"{browser.endpoint.url}/json/close/{tab['id']}"
+                await asyncio.to_thread(devtools_http, close, "GET")
 
 
 def the_session(manager: SessionManager) -> Session:
