@@ -30,6 +30,7 @@ import itertools
 import json
 import logging
 import re
+import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ import aiohttp
 
 from browser_copilot.config import Settings
 from browser_copilot.errors import NetworkPolicyDown
+from browser_copilot.safety.addresses import url_commits
 from browser_copilot.sandbox.box import MODEL_CODE_URL
 
 log = logging.getLogger(__name__)
@@ -141,6 +143,19 @@ def carried_data(
 def named_sites(text: str) -> set[str]:
     """The sites a text names as a domain or a URL (`booking.com`, `https://www.ryanair.com/ie`)."""
     return {site_of(m.group(1)) for m in _NAMED.finditer(text)}
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of an http(s) address (the port always written), '' for any other."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ""
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        return ""
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port or (443 if scheme == 'https' else 80)}"
 
 
 def short_url(url: str) -> str:
@@ -308,7 +323,17 @@ MODEL_WRITE = (
     "function, timer or event it set off); only the page's own controls send data. Act through "
     "locators (click, fill, check) so that the guard can check the action"
 )
-"""Why a request the model's page code made is refused (`NetworkGuard._model_write`)."""
+"""Why a request the model's page code made is refused (`NetworkGuard._model_made`)."""
+MODEL_LATE = (
+    "your code left it to run after its call had ended (a timer or a handler it set in the page moved "
+    "the tab); act within the call, through locators, or open an address with page.goto(url)"
+)
+MODEL_ELSEWHERE = (
+    "your code moved the tab to another site from inside the page (location, window.open, or a link's "
+    "click() in page.evaluate); open another site's address with page.goto(url)"
+)
+_CALL_TAIL = 0.5
+"""A navigation the code set off as its call returned pauses a moment later: still the call's."""
 _WAIT_FOR_INITIATOR = 0.5
 """How long a paused request waits for the event that says who made it (it usually came first)."""
 _KEPT_INITIATORS = 4096
@@ -489,6 +514,7 @@ class NetworkGuard:
         self._agent_tabs: set[str] = set()
         self._sites: set[str] = set()
         self._calls = 0
+        self._call_ended = 0.0
         self._browser_fetch = False
         self._fetch_lock = asyncio.Lock()
         self._grace: asyncio.Task[None] | None = None
@@ -638,6 +664,7 @@ class NetworkGuard:
         finally:
             self._calls -= 1
             if self._calls == 0:
+                self._call_ended = time.monotonic()
                 for target_id in list(self._to_close):
                     await self._close_tab(target_id)
                 if self.connected:
@@ -1044,23 +1071,42 @@ class NetworkGuard:
             # server. The code never acts in that tab (call.js), and what it sends from elsewhere is
             # the code's (below) or another origin's, which the server refuses.
             why = None
-        if why is None and kind != "Document" and self._writes(request, kind):
-            # A navigation is the guard's (held in the page); anything else that sends data is refused
-            # when the model's page code made it. Who made it comes in a Network event, usually first.
+        if why is None and self._asks_who(params, request, kind, main):
+            # What the model's page code may not do itself: send data (a navigation of the guard's own
+            # checking aside), open an address that acts, or move a tab to another site or after its
+            # call. Who made a request comes in a Network event, usually before the pause.
             network_id = params.get("networkId")
             unknown = network_id and network_id not in self._initiators and frame not in self._model_frames
             if unknown and target is not None and target.watched:
-                self._spawn(self._decide_later(params, session, target, str(network_id)))
+                self._spawn(self._decide_later(params, session, target, str(network_id), main))
                 return
-            why = self._model_write(params, target)
+            why = self._model_made(params, target, main)
+        await self._settle(cdp, params, session, target, why, main)
+
+    async def _settle(
+        self,
+        cdp: _Connection,
+        params: dict[str, Any],
+        session: str | None,
+        target: _Target | None,
+        why: str | None,
+        main: bool,
+    ) -> None:
+        """Let a paused request go (`why` None) or refuse it, telling the model why."""
+        request = params.get("request") or {}
+        url = str(request.get("url") or "")
+        frame = str(params.get("frameId") or "")
         if why is None:
-            if kind == "Document" and not self.policy.allowed:
+            if params.get("resourceType") == "Document" and not self.policy.allowed:
                 # A page or frame of it opens in an agent tab without data: its site joins the task.
                 self.bring_in(url)
-            await cdp.post("Fetch.continueRequest", {"requestId": request_id}, session)
+            await cdp.post("Fetch.continueRequest", {"requestId": params.get("requestId")}, session)
             return
+        # A navigation the code made in the page is aborted: the tab stays on its page (an error page
+        # would replace it). Anything else fails as blocked, which is what the code's await reads.
+        reason = "Aborted" if main and why in (MODEL_LATE, MODEL_ELSEWHERE) else "BlockedByClient"
         await cdp.post(
-            "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}, session
+            "Fetch.failRequest", {"requestId": params.get("requestId"), "errorReason": reason}, session
         )
         self._refuse(
             target, url, why, str(params.get("networkId") or f"{frame}:{request.get('method')}:{url}")
@@ -1091,23 +1137,65 @@ class NetworkGuard:
         """A request that sends something: any method but a read, or a ping (sendBeacon, <a ping>)."""
         return str(request.get("method") or "GET").upper() not in _READS or kind == "Ping"
 
-    def _model_write(self, params: dict[str, Any], target: _Target | None) -> str | None:
-        """MODEL_WRITE when the model's page code made this request, else None."""
+    def _asks_who(self, params: dict[str, Any], request: dict[str, Any], kind: str, main: bool) -> bool:
+        """Whether this request is refused if the model's page code made it: one that sends data (a
+        document's is the guard's, which checks the form in the page), one whose address acts
+        (`url_commits`), or a navigation of a tab (to another site, or after the call)."""
+        if main:
+            return True
+        if kind != "Document" and self._writes(request, kind):
+            return True
+        try:
+            return url_commits(str(request.get("url") or "")) is not None
+        except ValueError:
+            return True
+
+    def _made_by_model(self, params: dict[str, Any], target: _Target | None) -> bool:
         frame = str(params.get("frameId") or "")
         network_id = params.get("networkId")
         if frame in self._model_frames:
-            return MODEL_WRITE
+            return True
         if network_id:
-            return MODEL_WRITE if self._initiators.get(str(network_id)) else None
+            return bool(self._initiators.get(str(network_id)))
         # A worker's request pauses in its page's session without a network id: a worker the code
         # started is the code's.
         tab = target.tab if target is not None else ""
-        if any(t.model_made and t.tab == tab for t in self._targets.values()):
+        return any(t.model_made and t.tab == tab for t in self._targets.values())
+
+    def _model_made(self, params: dict[str, Any], target: _Target | None, main: bool) -> str | None:
+        """Why the model's page code may not make this request (None: it did not make it, or it may)."""
+        if not self._made_by_model(params, target):
+            return None
+        request = params.get("request") or {}
+        if not main:
             return MODEL_WRITE
+        if self._calls == 0 and time.monotonic() - self._call_ended > _CALL_TAIL:
+            return MODEL_LATE
+        if params.get("redirectedRequestId"):
+            return None  # the server chose where it goes; the first address was checked
+        url = str(request.get("url") or "")
+        here = self._page_origin(target)
+        if here is not None and _origin(url) != here:
+            return MODEL_ELSEWHERE
+        return None
+
+    def _page_origin(self, target: _Target | None) -> str | None:
+        """The origin of the page a tab shows (of its opener's page for a tab not yet shown)."""
+        seen: set[str] = set()
+        while target is not None and target.id not in seen:
+            seen.add(target.id)
+            if urlsplit(target.url).scheme in ("http", "https"):
+                return _origin(target.url)
+            target = self._targets.get(target.opener or "")
         return None
 
     async def _decide_later(
-        self, params: dict[str, Any], session: str | None, target: _Target | None, network_id: str
+        self,
+        params: dict[str, Any],
+        session: str | None,
+        target: _Target | None,
+        network_id: str,
+        main: bool,
     ) -> None:
         """Wait (briefly) for the event that says who made a paused request, then decide it."""
         cdp = self._cdp
@@ -1120,16 +1208,7 @@ class NetworkGuard:
             self._awaited.pop(network_id, None)
         if cdp is None or cdp is not self._cdp:
             return
-        request_id = params.get("requestId")
-        url = str((params.get("request") or {}).get("url") or "")
-        why = self._model_write(params, target)
-        if why is None:
-            await cdp.post("Fetch.continueRequest", {"requestId": request_id}, session)
-            return
-        await cdp.post(
-            "Fetch.failRequest", {"requestId": request_id, "errorReason": "BlockedByClient"}, session
-        )
-        self._refuse(target, url, why, network_id)
+        await self._settle(cdp, params, session, target, self._model_made(params, target, main), main)
 
     def _from_model_worker(self, text: str) -> bool:
         """The event came from the session of a worker the model's code started (a worker's requests
