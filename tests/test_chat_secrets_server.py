@@ -18,6 +18,7 @@ from tests.support.app import App, app_env
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
+from tests.support.sse import sse_frames
 from tests.support.waiting import async_wait_until
 
 CODE = "482977"
@@ -43,6 +44,15 @@ async def answer(ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:
             message = await ws.receive_json()
             if message.get("kind") == "agent_message":
                 return dict(message)
+
+
+async def first_notice(stream: aiohttp.ClientResponse) -> str:
+    """The text of the first `notice` event on an SSE stream (replayed from the start); fails after LIMIT."""
+    async with asyncio.timeout(LIMIT):
+        async for frame in sse_frames(stream):
+            if frame.get("event") == "notice":
+                return str(json.loads(frame["data"])["data"]["text"])
+    raise AssertionError("the stream ended without a notice")
 
 
 async def test_a_bare_code_sent_while_the_page_asks_for_one_never_leaves_the_server(
@@ -75,6 +85,13 @@ async def test_a_bare_code_sent_while_the_page_asks_for_one_never_leaves_the_ser
             assert (await answer(ws))["text"] == "Thanks."
             await ws.send_json({"kind": "user_message", "text": f"order {ORDER}"})
             assert (await answer(ws))["text"] == "Noted the order."
+            # The person watching the page is told, on the SSE stream the page shows.
+            http_base = base[base.index("http://") :]
+            events = f"{http_base}/sessions/otp-session/events?token={token.split()[0]}&last_event_id=0"
+            async with http.get(events) as stream:
+                notice = await first_notice(stream)
+            assert notice.startswith("Withheld from the agent: the one-time code"), notice
+            assert CODE not in notice
     finally:
         server.process.terminate()
         try:

@@ -29,10 +29,12 @@ SSE_KINDS = frozenset(
         "final",
         "answer_stream",
         "status",
+        "notice",
     }
 )
-"""The seed's watching kinds (plus `status` and the streaming answer, F62); other agent events stay in
-the terminal and the logs."""
+"""The seed's watching kinds (plus `status`, the streaming answer, F62, and the app's notices to the user:
+a secret withheld from the agent, a tab taken back...); other agent events stay in the terminal and the
+logs."""
 _ENVELOPE = frozenset(
     {"v", "kind", "session", "id", "at", "state", "queued", "mode", "pending_kind", "nonce"}
 )

@@ -555,7 +555,7 @@
   }
 
   // ----- SSE: the steps -----
-  const STEP_KINDS = ['observation', 'tool_call', 'tool_result', 'policy_request', 'policy_result', 'error', 'final', 'answer_stream', 'plan', 'status'];
+  const STEP_KINDS = ['observation', 'tool_call', 'tool_result', 'policy_request', 'policy_result', 'error', 'final', 'answer_stream', 'plan', 'status', 'notice'];
 
   function preview(args) {
     if (!args || typeof args !== 'object') return str(args);
@@ -619,6 +619,11 @@
         break;
       case 'plan':
         refreshState();
+        break;
+      case 'notice':
+        // The app's own word to the user (a secret withheld, a tab taken back): shown in the chat once.
+        if (!(envelope && envelope.id <= app.replayUpTo)) addMessage('note', el('p', { text: str(d.text) }), 'notice');
+        addStep(kind, 'note', 'i', str(d.text).replace(/\s+/g, ' ').slice(0, 240));
         break;
       default:
         break;
