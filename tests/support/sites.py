@@ -68,13 +68,15 @@ class Site:
         """How many `method` requests for paths starting with `prefix` it received."""
         return sum(1 for r in self.requests if r.method == method and r.path.startswith(prefix))
 
-    async def received_once_more(self, session: BrowserSession, before: int, method: str = "POST") -> None:
+    async def received_once_more(
+        self, session: BrowserSession, before: int, method: str = "POST", prefix: str = "/"
+    ) -> None:
         """A replayed action's request leaves the page after the replay returns: wait for it, then
         check that a round trip through the session (which a second copy would have preceded)
         brought no other."""
-        await async_wait_until(lambda: self.received(method) > before, what=f"the {method} request")
+        await async_wait_until(lambda: self.received(method, prefix) > before, what=f"the {method} request")
         assert (await session.run_code("async (page) => page.url()", idempotent=True)).ok
-        assert self.received(method) == before + 1
+        assert self.received(method, prefix) == before + 1
 
     def __enter__(self) -> Site:
         self._thread.start()

@@ -52,8 +52,30 @@
   const labelOf = (field) => clean((field.labels && field.labels[0] && textOf(field.labels[0], 60))
     || field.getAttribute('aria-label') || field.placeholder || field.name || field.id, 60);
 
-  const dialogOf = (el) => el.closest(DIALOG);
-  const containerOf = (el) => dialogOf(el) || el.form || el.closest('form') || el.closest('section, article, fieldset, [role=region], main');
+  // `closest` that goes on past a shadow root to its host (a control inside a web component sits in
+  // the host's dialog, form section or row).
+  const closestDeep = (el, selector) => {
+    for (let node = el; node; node = node.getRootNode && node.getRootNode().host) {
+      const found = node.closest(selector);
+      if (found) return found;
+    }
+    return null;
+  };
+  // `querySelector` that also looks into open shadow roots (the observation numbers elements there).
+  const deepQuery = (root, selector) => {
+    const direct = root.querySelector(selector);
+    if (direct) return direct;
+    for (const el of root.querySelectorAll('*')) {
+      if (!el.shadowRoot) continue;
+      const inner = deepQuery(el.shadowRoot, selector);
+      if (inner) return inner;
+    }
+    return null;
+  };
+  const isField = (el) => !!el && (el.tagName === 'SELECT' || el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT'
+    && !['submit', 'image', 'button', 'reset'].includes((el.getAttribute('type') || '').toLowerCase())));
+  const dialogOf = (el) => closestDeep(el, DIALOG);
+  const containerOf = (el) => dialogOf(el) || el.form || el.closest('form') || closestDeep(el, 'section, article, fieldset, [role=region], main');
   const headingOf = (box) => {
     if (!box) return '';
     const labelled = box.getAttribute('aria-labelledby');
@@ -71,7 +93,7 @@
     const box = dialogOf(el);
     if (box) return clean(`${headingOf(box)} · ${textOf(box, 300)}`, 300);
     const parts = [];
-    const section = el.closest('form, section, article, fieldset, [role=region], tr, li');
+    const section = closestDeep(el, 'form, section, article, fieldset, [role=region], tr, li');
     parts.push(headingOf(section));
     if (section !== el.form && el.form) parts.push(headingOf(el.form));
     for (const note of describedBy(el)) parts.push(textOf(note, 120));
@@ -81,7 +103,7 @@
         .join(' ');
       if (icons.trim()) parts.push('class: ' + icons);
     }
-    const row = el.closest('tr, li, [role=row]');
+    const row = closestDeep(el, 'tr, li, [role=row]');
     if (row) parts.push(textOf(row, 200));
     return clean(parts.filter(Boolean).join(' · '), 300);
   };
@@ -259,7 +281,15 @@
       && !(el.textContent || '').trim() && el.getClientRects().length > 0;
     const check = (node, kind, event) => {
       if (!guard.armed || !node || !node.closest) return;
-      const target = node.closest(ACTIONABLE) || node;
+      // A field (a checkbox, a radio, an input, a select) is what it is, even inside its label; a click
+      // on the label of one only ticks or focuses it (the browser's own click on the field follows,
+      // and is checked as the field).
+      const target = isField(node) ? node : closestDeep(node, ACTIONABLE) || node;
+      if (target.tagName === 'LABEL' && isField(target.control)) return;
+      // A click on the page's background or on a container of controls (between its buttons) is no
+      // action; a plain element that is itself the control (a div with a handler) still is.
+      if (kind === 'click' && target === node && !target.matches(ACTIONABLE) && (target === target.ownerDocument.documentElement
+        || target === target.ownerDocument.body || target.querySelector(`${ACTIONABLE}, form, input, select, textarea`))) return;
       if (sameAction(target, kind)) return;
       const facts = factsOf(target);
       if (!facts.name && closedHost(target)) facts.opaque = true;
@@ -286,8 +316,14 @@
     // page script (else, in a document met before the script was there, registered now).
     const on = win.__bcEarly ? (type, fn) => win.__bcEarly.listen(type, fn)
       : (type, fn) => (type === 'navigate' ? win.navigation && win.navigation.addEventListener(type, fn) : win.addEventListener(type, fn, true));
-    on('click', (e) => check(e.target, 'click', e));
-    on('submit', (e) => check(e.submitter || e.target, 'submit', e));
+    // The element the event really began at: inside an open shadow root, not the host it is retargeted
+    // to (a closed root keeps its inside hidden: the host it is).
+    const origin = (e) => {
+      const path = e.composedPath ? e.composedPath() : [];
+      return path.find((n) => n && n.nodeType === 1) || e.target;
+    };
+    on('click', (e) => check(origin(e), 'click', e));
+    on('submit', (e) => check(e.submitter || origin(e), 'submit', e));
     on('beforeinput', (e) => {
       if (guard.armed && isSecret(e.target)) { e.preventDefault(); guard.secretBlocked += 1; }
     });
@@ -342,11 +378,11 @@
       guard.secretBlocked = 0;
       // An approved action's targets carry the one-time token.
       for (const n of (allow && allow.numbers) || []) {
-        const el = win.document.querySelector(`[data-bc-id="${n}"]`);
-        if (el) (el.closest(ACTIONABLE) || el).setAttribute('data-bc-allow', allow.token);
+        const el = deepQuery(win.document, `[data-bc-id="${n}"]`);
+        if (el) (closestDeep(el, ACTIONABLE) || el).setAttribute('data-bc-allow', allow.token);
       }
       for (const id of (allow && allow.held) || []) {
-        const el = win.document.querySelector(`[data-bc-held="${id}"]`);
+        const el = deepQuery(win.document, `[data-bc-held="${id}"]`);
         if (el) el.setAttribute('data-bc-allow', allow.token);
       }
     }
@@ -370,9 +406,9 @@
     const out = [];
     for (const n of args.numbers || []) {
       let el = null;
-      for (const win of all) { el = win.document.querySelector(`[data-bc-id="${n}"]`); if (el) break; }
+      for (const win of all) { el = deepQuery(win.document, `[data-bc-id="${n}"]`); if (el) break; }
       if (!el) continue;
-      const target = el.closest(ACTIONABLE) || el;
+      const target = closestDeep(el, ACTIONABLE) || el;
       const facts = factsOf(target);
       const verdict = classify(facts);
       out.push({ ref: `el(${n})`, facts, verdict, secret: isSecret(el), ...detailsOf(target, verdict, facts) });
