@@ -395,6 +395,9 @@ async def test_a_real_page_on_another_origin_cannot_drive_the_server(
 ) -> None:
     """The browser holds the server's cookie (the user opened the printed URL); a page on another port of
     127.0.0.1 (same site, so the cookie goes along) tries the WebSocket and a POST."""
+    # 127.0.0.1 is a site of the task first (a page without data), so that the token link may open there
+    # in the agent's tab whatever ran before.
+    await browser_session.goto(pages.url("index.html"))
     opened = await browser_session.run_code(
         f"async (page) => {{ await page.goto('{served.url}/?token={served.token}');"
         " return (await page.context().cookies()).map((c) => c.name); }"
