@@ -47,11 +47,13 @@ async def answer(ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:
 
 
 async def first_notice(stream: aiohttp.ClientResponse) -> str:
-    """The text of the first `notice` event on an SSE stream (replayed from the start); fails after LIMIT."""
+    """The text of the first `notice` to the user on an SSE stream (replayed from the start); fails after
+    LIMIT."""
     async with asyncio.timeout(LIMIT):
         async for frame in sse_frames(stream):
-            if frame.get("event") == "notice":
-                return str(json.loads(frame["data"])["data"]["text"])
+            data = json.loads(frame["data"])["data"] if frame.get("event") == "notice" else {}
+            if data.get("to_user"):
+                return str(data["text"])
     raise AssertionError("the stream ended without a notice")
 
 

@@ -318,7 +318,8 @@ def withhold_secrets(text: str, events: EventSink) -> str:
                 "notice",
                 {
                     "text": f"Withheld from the agent: the {what} in your message. Secrets are never sent "
-                    "to the model, kept or remembered; type them into the page yourself when it asks."
+                    "to the model, kept or remembered; type them into the page yourself when it asks.",
+                    "to_user": True,
                 },
             )
         )

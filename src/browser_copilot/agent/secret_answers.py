@@ -58,7 +58,8 @@ def withhold_answer(text: str, asked: Asked | None, events: EventSink) -> str:
                     "text": f"Withheld from the agent: the {what} in your message ({source} a {asked.kind}). "
                     "Secrets are never sent to the model, kept or remembered; type it into the page "
                     'yourself, then say done. If it was not a secret, say what it is ("the order number '
-                    'is …").'
+                    'is …").',
+                    "to_user": True,
                 },
             )
         )
