@@ -192,3 +192,62 @@ def test_policy_check_with_judge_asks_the_configured_model_about_the_ambiguous_l
         ]
         assert len(server.requests) == 1
         assert server.requests[0]["messages"][0]["role"] == "system"
+
+
+async def test_a_judged_safe_step_inside_longer_code_lets_the_rest_of_it_run(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """The step is found ambiguous at run time (a CSS locator: no pre-flight), the judge clears it, and
+    since nothing had run before it in that call, the call runs again with the step allowed: the code
+    goes on and its return value arrives; the step happened once."""
+    judge_model = ScriptedModel(replies=[verdict(False, "safe")])
+    runner, log = make_runner(
+        browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('signals-step.html')}') }}"),
+        code(
+            "async (page) => { await page.fill('[name=email]', 'a@example.com');"
+            " await page.locator('form button').click();"
+            " return 'now at step ' + await page.evaluate(() => window.__step) }"
+        ),
+        say("Went on to step 2."),
+        judge_model=judge_model,
+    )
+    outcome = await runner.send("Go to the next step of the registration")
+    assert outcome.stop_reason == "answered"
+    assert await value(browser_session, "window.__step ?? 0") == 1
+    said = [str(m.content) for m in outcome.values["messages"] if m.type == "tool"]
+    assert any("now at step 1" in t and "checked by the safety judge" in t for t in said), said
+    assert not any("did not run" in t for t in said), said
+    assert log.of("policy_request") == []
+    (prompt,) = judge_model.prompts
+    # The judge saw the form as the code had left it: the e-mail it filled in this same call.
+    shown = str(prompt[-1].content)
+    email = shown[shown.index("<page_text>E-mail</page_text>") :][:120]
+    assert '"filled": true' in email, shown
+
+
+async def test_a_judged_safe_step_after_a_click_that_ran_is_done_alone(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """A click had already run in the call: running it again would repeat it, so the judged step alone is
+    done, and the model is told that the rest did not run."""
+    judge_model = ScriptedModel(replies=[verdict(False, "safe")])
+    runner, _ = make_runner(
+        browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('signals-step.html')}') }}"),
+        code(
+            "async (page) => { await page.evaluate(() => { const b = document.createElement('button');"
+            " b.textContent = 'Show help'; b.onclick = () => { window.__help = (window.__help || 0) + 1 };"
+            " document.body.prepend(b) });"
+            " await page.getByText('Show help').click(); await page.locator('form button').click();"
+            " return 'done' }"
+        ),
+        say("Went on to step 2."),
+        judge_model=judge_model,
+    )
+    outcome = await runner.send("Go to the next step of the registration")
+    assert outcome.stop_reason == "answered"
+    assert await value(browser_session, "window.__step ?? 0") == 1
+    assert await value(browser_session, "window.__help ?? 0") == 1  # not clicked twice
+    said = [str(m.content) for m in outcome.values["messages"] if m.type == "tool"]
+    assert any("did not run" in t for t in said), said

@@ -39,6 +39,9 @@ class GuardReport:
     secret_blocked: int
     result: Any = None
     error: str | None = None
+    acted: int = 0
+    """Actions that ran in the call before it stopped (clicks the guard let through, keys typed): when
+    none did, the call can run again with a permission for what was held."""
 
 
 def targets(code: str) -> tuple[list[int], list[str]]:
@@ -134,6 +137,7 @@ def guard_report(result: CodeResult) -> GuardReport | None:
         secret_blocked=int(report.get("secretBlocked", 0)),
         result=value.get("result"),
         error=value.get("error"),
+        acted=int(report.get("acted", 0)),
     )
 
 

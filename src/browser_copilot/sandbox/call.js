@@ -158,12 +158,13 @@ async (page, config) => {
       t.off('framenavigated', entry.moved);
     }
   }
-  const report = { held: [...held], secretBlocked: 0 };
+  const report = { held: [...held], secretBlocked: 0, acted: 0 };
   for (const t of [...targets.keys()]) {
     const r = await op(t, { op: 'disarm' }).catch(() => null);
     if (!r) continue;
     report.held.push(...r.held);
     report.secretBlocked += r.secretBlocked;
+    report.acted += Number(r.acted) || 0;
     note(r);
   }
 

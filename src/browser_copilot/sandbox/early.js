@@ -17,7 +17,7 @@
     if (hook) hook(event);
   };
   const attach = () => {
-    for (const type of ['click', 'submit', 'beforeinput']) window.addEventListener(type, relay(type), true);
+    for (const type of ['click', 'submit', 'beforeinput', 'keydown']) window.addEventListener(type, relay(type), true);
     if (window.navigation) window.navigation.addEventListener('navigate', relay('navigate'));
     window.addEventListener(PROBE, () => { heard = true; }, true);
   };

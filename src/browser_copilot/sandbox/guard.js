@@ -253,7 +253,7 @@
 
   const install = (win) => {
     if (win.__bcGuard) return win.__bcGuard;
-    const guard = { armed: false, held: [], allow: null, secretBlocked: 0, passed: null };
+    const guard = { armed: false, held: [], allow: null, secretBlocked: 0, passed: null, acted: 0 };
     win.__bcGuard = guard;
     const allowed = (target, facts) => {
       const allow = guard.allow;
@@ -294,7 +294,10 @@
       const facts = factsOf(target);
       if (!facts.name && closedHost(target)) facts.opaque = true;
       const verdict = classify(facts);
-      if ((!verdict.destructive && !verdict.judge) || allowed(target, facts)) return;
+      if ((!verdict.destructive && !verdict.judge) || allowed(target, facts)) {
+        guard.acted += 1;  // an action that ran: the call cannot simply be run again
+        return;
+      }
       event.preventDefault();
       event.stopImmediatePropagation();
       if (guard.held.length >= 5) return;
@@ -326,6 +329,11 @@
     on('submit', (e) => check(e.submitter || origin(e), 'submit', e));
     on('beforeinput', (e) => {
       if (guard.armed && isSecret(e.target)) { e.preventDefault(); guard.secretBlocked += 1; }
+    });
+    // Typing key by key adds to what a field holds (fill() replaces it, with no key events): running
+    // the call again would type it twice.
+    on('keydown', (e) => {
+      if (guard.armed && e.key && e.key.length === 1 && !e.ctrlKey && !e.metaKey) guard.acted += 1;
     });
     // A form submission however the code started it (form.submit() of any realm, requestSubmit, Enter):
     // the navigation the browser is about to perform carries the form's data.
@@ -376,6 +384,7 @@
       guard.allow = allow;
       guard.passed = null;
       guard.secretBlocked = 0;
+      guard.acted = 0;
       // An approved action's targets carry the one-time token.
       for (const n of (allow && allow.numbers) || []) {
         const el = deepQuery(win.document, `[data-bc-id="${n}"]`);
@@ -391,6 +400,7 @@
   if (args.op === 'disarm') {
     const held = [];
     let secretBlocked = 0;
+    let acted = 0;
     for (const win of all) {
       const guard = win.__bcGuard;
       if (!guard) continue;
@@ -398,8 +408,9 @@
       guard.allow = null;
       held.push(...guard.held);
       secretBlocked += guard.secretBlocked;
+      acted += guard.acted || 0;
     }
-    return { held, secretBlocked, secrets: secretValues() };
+    return { held, secretBlocked, acted, secrets: secretValues() };
   }
   if (args.op === 'facts') {
     // Pre-flight: verdicts for numbered targets (`el(N)`) and for names used in locators.

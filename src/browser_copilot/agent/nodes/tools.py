@@ -172,19 +172,26 @@ async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
 async def _run_guarded(
     run: _Run, ctx: AgentContext, call: ToolCall, args: browser_run_code, allow: Allow | None
 ) -> CodeResult | str:
-    """Run the code under the guard; the judge settles ambiguous pre-flight targets first.
+    """Run the code under the guard. A pre-flight target the rules call destructive stops it before it
+    runs; ambiguous ones only are judged when the code reaches them, on the page as the code has left
+    it (its fills), by the guard at run time (`_run_code`).
 
     Returns the result, or the text for the model when the code stopped before running."""
     observation = run.state.get("observation")
     frames = observation["frames"] if observation else {}
-    for _ in range(2):
+    preflight = True
+    for _ in range(3):
         pacing = ctx.pacing.for_browser(launched=ctx.browser.launched is not None)
-        code = guarded_code(args.code, frames, allow, pacing=pacing)
+        code = guarded_code(args.code, frames, allow, pacing=pacing, preflight=preflight)
         result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
         checks = preflight_checks(result)
         if checks is None:
             return result
-        if not (types_into(args.code) and any(c.get("secret") for c in checks)):
+        secret = any(c.get("secret") for c in checks)
+        if not secret and all(c["verdict"].get("judge") and not c["verdict"]["destructive"] for c in checks):
+            preflight = False
+            continue
+        if not (types_into(args.code) and secret):
             checks = await _judged(ctx, checks)
             if not any(c["verdict"]["destructive"] for c in checks):
                 allow = (allow or Allow()).with_checks([c for c in checks if c["verdict"].get("by")])
@@ -210,24 +217,45 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         else None
     )
     ctx.browser.name_sites(_user_said(run.state))  # sites the user named are part of the task
-    outcome = await _run_guarded(run, ctx, call, args, allow)
-    if isinstance(outcome, str):
-        return outcome
-    result = outcome
     allowed = ""
     if approved and allow_js:
         what = str(allow_js.get("what") or "the action")
         allowed = f"The user allowed {what} and it ran. "
-    report = guard_report(result)
-    if report is not None and report.held:
+    judged: set[str] = set()
+    while True:
+        outcome = await _run_guarded(run, ctx, call, args, allow)
+        if isinstance(outcome, str):
+            return outcome
+        result = outcome
+        report = guard_report(result)
+        if report is None or not report.held:
+            break
         run.failed_kind = "none"
         event = report.held[0]
-        if event["verdict"].get("judge"):
-            (checked,) = await _judged(ctx, [{"facts": event["facts"], "verdict": event["verdict"]}])
-            event = {**event, "verdict": checked["verdict"]}
-            if not event["verdict"]["destructive"]:
-                return await _release(ctx, event)
-        return _held(run, call, event)
+        if not event["verdict"].get("judge"):
+            return _held(run, call, event)
+        (checked,) = await _judged(ctx, [{"facts": event["facts"], "verdict": event["verdict"]}])
+        event = {**event, "verdict": checked["verdict"]}
+        if event["verdict"]["destructive"]:
+            return _held(run, call, event)
+        what = describe(event["facts"])
+        if report.acted or what in judged:
+            # Something already ran in this call (a click, keys typed): running it again would repeat
+            # it. The judged action alone, then.
+            return await _release(ctx, event)
+        # Nothing ran before the hold: the same code again, with a permission for this target, so
+        # that the rest of it runs and its result arrives (F42: a judged-safe step goes on).
+        judged.add(what)
+        allowed += f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
+        # A click is let through by its name as well (the page may have drawn it anew), an address by
+        # itself.
+        name = str(event.get("url") if event["kind"] == "navigate" else event["facts"].get("name") or "")
+        allow = Allow(
+            numbers=allow.numbers if allow else [],
+            names=[*(allow.names if allow else []), *([name] if name else [])],
+            held=[*(allow.held if allow else []), str(event["id"])],
+            token=allow.token if allow else Allow().token,
+        )
     if report is not None and report.secret_blocked:
         run.pending = {
             "id": str(call.get("id")),
