@@ -281,3 +281,38 @@ async def test_accepting_a_native_confirm_that_warns_needs_the_user(
     declined = await runner.send("/no")
     assert declined.stop_reason == "answered"
     assert await value(browser_session, "window.__purged ?? 0") == 0
+
+
+NOT_ACTIONS = {
+    "a link of the site's navigation named like a booking": "#book",
+    "a link of the navigation named like a payment": "#pay",
+    "a disclosure (aria-expanded)": "#replies",
+    "a disclosure (a leading triangle only)": "#more",
+    "a disclosure whose words say reply (German)": "#antworten",
+    "a <summary>": "#summary",
+}
+
+
+async def test_navigation_links_and_disclosures_are_not_actions(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """What only opens a page of the site's menu or shows part of this one is never held, whatever it is
+    called; a link that acts by its address and the form's
+    button still are."""
+    for what, selector in NOT_ACTIONS.items():
+        frames = await fresh(browser_session, pages, "signals-navigation.html")
+        result = await browser_session.run_code(
+            guarded_code(f"async (page) => {{ await page.click({selector!r}) }}", frames, preflight=False)
+        )
+        assert guard_report(result) is None, (what, result)
+        assert result.ok, (what, result.error)
+    for selector in ("#cancel", "#publish"):
+        report = await held(
+            browser_session,
+            pages,
+            "signals-navigation.html",
+            f"async (page) => {{ await page.click({selector!r}) }}",
+        )
+        assert report.held, selector
+        assert report.held[0]["verdict"]["destructive"] or report.held[0]["verdict"]["judge"], selector
+    assert await value(browser_session, "window.__published ?? 0") == 0

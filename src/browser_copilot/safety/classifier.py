@@ -36,6 +36,8 @@ SIGNAL_KEYS = (
     "editable",
     "bulk",
     "confirm",
+    "disclosure",
+    "in_nav",
 )
 VERDICT_KEYS = ("destructive", "category", "reason")
 """The stable `policy-check` output; the classifier also says whether a judge should look (`judge`)."""

@@ -252,7 +252,14 @@
     if (isLink || facts.navigation) {
       const byUrl = urlCommits(href);
       if (byUrl) return verdict(true, byUrl[0], `its address commits ("${byUrl[1]}")`);
+      // A link of the site's navigation (menu, sidebar, header, footer) to an address that does not
+      // act opens a page, whatever it is called ("Bookings", "Book a room").
+      if (isLink && facts.in_nav && /^\s*(https?:|\/|\.|\?|[^:#]+($|[/?#]))/i.test(href)) {
+        return safe('a link of the site\'s navigation opens a page');
+      }
     }
+    // A disclosure shows or hides part of the page ("▸ Show 2 replies", aria-expanded, <summary>).
+    if (facts.disclosure && !facts.dialog && !postForm && !submits) return safe('it shows or hides part of the page');
     // A control that first opens a dialog or menu ("Empty trash…", aria-haspopup) commits nothing yet.
     if (!facts.dialog && (/(…|\.\.\.)\s*$/.test(String(facts.name || '')) || facts.haspopup)) {
       return safe('it opens a dialog or menu first');

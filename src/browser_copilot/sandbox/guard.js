@@ -200,6 +200,11 @@
       heading: headingOf(box),
       dialog: !!dialogOf(el),
       haspopup: !!el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false',
+      // Shows or hides part of the page (a disclosure: aria-expanded, <summary>, a leading triangle).
+      disclosure: el.hasAttribute('aria-expanded') || tag === 'summary' || /^\s*[▸▹►▶▾▿▼⏵⏷]/.test(el.textContent || ''),
+      // In the site's navigation (a menu, a sidebar, the header or footer): a link there opens a page.
+      in_nav: !!closestDeep(el, 'nav, aside, [role=navigation]')
+        || (!!closestDeep(el, 'header, footer, [role=banner], [role=contentinfo]') && !closestDeep(el, 'article, main, section, form, dialog')),
       danger,
       payment,
       amount: amountOf(el),
