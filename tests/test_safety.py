@@ -260,7 +260,14 @@ async def test_a_redirect_to_a_blocked_domain_is_undone(
     outcome = await runner.send("Go there")
     assert outcome.values["observation"]["url"] != blocked
     notes = [str(m.content) for m in outcome.values["messages"]]
-    assert any("which is not allowed (localhost is on the blocked list" in n for n in notes)
+    # The page code's navigation to another site is refused before it leaves (the network policy); the
+    # app's own check would take the tab back from a blocked site had it got there. Either way the model
+    # is told.
+    told = (
+        "which is not allowed (localhost is on the blocked list",
+        "your code moved the tab to another site",
+    )
+    assert any(t in n for n in notes for t in told), notes
 
 
 def test_url_policy_allows_web_pages_only() -> None:

@@ -2,6 +2,8 @@
 
 Exit codes: 0 success; 1 a check or command failed; 2 bad configuration or usage;
 3 the browser or the MCP server could not be used; 130 interrupted (Ctrl+C); 143 SIGTERM.
+`run` also exits by its stop reason (`ui.oneshot.EXIT_CODES`): 4 step limit, 5 loop, 6 blocked, 7 waiting
+for you, and 8 for an answer the app's checks still doubt (shown marked "Unverified:" with the reasons).
 """
 
 from __future__ import annotations

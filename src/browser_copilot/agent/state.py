@@ -176,7 +176,17 @@ class AgentState(TypedDict, total=False):
     """Message count when memory was last managed (no re-summarising the same history)."""
     seen_numbers: list[str]
     """Figures seen in this request's observations (evidence for quality_evaluator)."""
+    session_figures: list[list[str]]
+    """Figures of the session's evidence, one list per source (a page, a tool result, a user message),
+    as `figures.Figure.key`s; the newest 40 sources, 100 figures each, never reset by a request. An
+    answer may rest on a figure seen in an earlier request, after its page or messages are gone."""
     stop_reason: StopReason | None
+    verified: bool
+    """Set when a run ends: True when it ended in an answer the app's checks found nothing against;
+    False for an answer they still doubt (`doubts` says why) and for every other stop reason."""
+    doubts: list[str]
+    """Why the answer is unverified, in plain words for the user: figures found nowhere, the last action
+    failed, a dialog of the site still open, a committing plan step not done. Empty otherwise."""
     memories: list[MemoryNote] | None
     """Long-term memories found when the request started, for its system prompt (None: memory is off)."""
     memories_total: int

@@ -224,7 +224,15 @@ class SessionManager:
                 self._announce_queue()
             s.state = "idle"
             s.hub.send({"kind": "status", "state": "idle"})
-            s.hub.send({"kind": "agent_message", "text": CANCELLED, "stop_reason": "cancelled"})
+            s.hub.send(
+                {
+                    "kind": "agent_message",
+                    "text": CANCELLED,
+                    "stop_reason": "cancelled",
+                    "verified": False,
+                    "doubts": [],
+                }
+            )
             raise
         except SessionBusy as exc:  # another server process on the same database runs it now
             s.state = "idle"
@@ -264,7 +272,17 @@ class SessionManager:
             s.hub.send_question(question_message(outcome.interrupt), nonce=nonce, client=client)
             return
         s.state = "error" if outcome.stop_reason == "error" else "idle"
-        s.hub.send({"kind": "agent_message", "text": outcome.text, "stop_reason": outcome.stop_reason})
+        answered = outcome.stop_reason == "answered"
+        s.hub.send(
+            {
+                "kind": "agent_message",
+                "text": outcome.text,
+                "stop_reason": outcome.stop_reason,
+                # As in the `final` event: an answer the app's checks doubt is unverified, with the reasons.
+                "verified": answered and bool(outcome.values.get("verified", True)),
+                "doubts": [str(d) for d in outcome.values.get("doubts") or []] if answered else [],
+            }
+        )
 
     @staticmethod
     def check_approval(s: Session, client: str, nonce: object) -> str | None:

@@ -1,5 +1,6 @@
 """`main.py run "TASK"`: one task from a script. Same progress output as the chat; answers to
-confirmations and hand-overs are read from stdin when asked; the exit code tells the stop reason."""
+confirmations and hand-overs are read from stdin when asked; the exit code tells the stop reason, and an
+answer the app's checks still doubt exits with its own code (`EXIT_UNVERIFIED`), never as a success."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from browser_copilot.events import fan_out
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, build_chat_model, resolve_llm
 from browser_copilot.logs import StepEventLog
-from browser_copilot.ui.render import EventPrinter, render_outcome
+from browser_copilot.ui.render import EventPrinter, doubts, render_outcome
 
 EXIT_CODES = {
     "answered": 0,
@@ -33,6 +34,8 @@ EXIT_CODES = {
     "waiting_user": 7,
     "cancelled": 130,
 }
+EXIT_UNVERIFIED = 8
+"""An answer that reached the user marked unverified (`verified: false`, with its `doubts`)."""
 
 
 async def run_once(settings: Settings, console: Console, task: str, *, session: str | None) -> int:
@@ -79,4 +82,6 @@ async def run_once(settings: Settings, console: Console, task: str, *, session: 
             outcome = await send(answer.strip())
         await remember_session(settings, session_id, goal=outcome.values.get("current_goal") or None)
         render_outcome(console, outcome, seconds=time.monotonic() - started)
+        if doubts(outcome) is not None:
+            return EXIT_UNVERIFIED
         return EXIT_CODES.get(outcome.stop_reason, 1)

@@ -125,7 +125,8 @@ class EventPrinter:
         elif kind == "tool_result":
             mark = "[ok]✓[/ok]" if data.get("ok", True) else "[fail]✗[/fail]"
             summary = " ".join(str(data.get("summary", "")).split())
-            self.console.print(f"    {mark} [muted]{escape(summary[:140])}[/muted]")
+            shown = summary if len(summary) <= 140 else summary[:139].rstrip() + "…"
+            self.console.print(f"    {mark} [muted]{escape(shown)}[/muted]")
         elif kind == "observation":
             dialog = " · dialog open" if data.get("dialog") else ""
             self.console.print(
@@ -207,6 +208,15 @@ def confirmation_card(payload: dict[str, Any]) -> Panel:
     )
 
 
+def doubts(outcome: TurnOutcome) -> list[str] | None:
+    """Why the app's checks doubt an answer (the state's `verified` / `doubts`), or None when it is a
+    verified answer or not an answer at all."""
+    values = outcome.values
+    if outcome.stop_reason != "answered" or outcome.interrupt is not None or values.get("verified", True):
+        return None
+    return [str(d) for d in values.get("doubts") or []] or ["the app's checks could not confirm it"]
+
+
 def render_outcome(console: Console, outcome: TurnOutcome, *, seconds: float | None = None) -> None:
     payload = outcome.interrupt
     if payload is not None:
@@ -232,6 +242,11 @@ def render_outcome(console: Console, outcome: TurnOutcome, *, seconds: float | N
         return
     if outcome.stop_reason != "answered":
         console.print(f"[warn]({STOP_LABELS.get(outcome.stop_reason, outcome.stop_reason)})[/warn]")
+    reasons = doubts(outcome)
+    if reasons is not None:
+        console.print("[unverified]Unverified:[/unverified] [warn]the app's checks doubt this answer[/warn]")
+        for reason in reasons:
+            console.print(f"[warn]  - {escape(reason)}[/warn]")
     console.print(Markdown(outcome.text or "(no answer)"))
     if seconds is not None:
         steps = outcome.values.get("tool_steps", 0)

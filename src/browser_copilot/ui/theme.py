@@ -14,6 +14,7 @@ THEME = Theme(
         "ok": "bold green",
         "fail": "bold red",
         "warn": "yellow",
+        "unverified": "bold yellow",
         "notice": "dim cyan",
         "muted": "dim",
         "prompt": "bold magenta",

@@ -6,7 +6,6 @@ user (F43), notes new tabs, and counts actions that left the page unchanged (F26
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -14,14 +13,15 @@ from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import feedback, to_state
+from browser_copilot.agent.figures import remembered
 from browser_copilot.agent.state import AgentState, ObservationState, PendingAction
 from browser_copilot.browser.observation import Observation
 from browser_copilot.browser.observation import observe as run_extractor
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
+from browser_copilot.sandbox.network import refusal_note
 
 Next = Literal["agent", "strategy_adapter", "progress_reporter", "human_in_loop"]
-_FIGURE = re.compile(r"\d[\d ,.]*\d|\d")
 _LEAVE = """async (page) => {
   const bad = %s;
   await page.goBack({ timeout: 10000 }).catch(() => null);
@@ -124,15 +124,16 @@ async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[
             },
         )
     )
-    seen = list(state.get("seen_numbers") or [])
-    seen.extend(_FIGURE.findall(current["text"]))
     update: dict[str, Any] = {
         "observation": current,
         "observation_stale": False,
-        "seen_numbers": list(dict.fromkeys(seen))[-400:],
+        **remembered(state, current),  # seen_numbers, session_figures: evidence for quality_evaluator
     }
-    if refused:
-        update["messages"] = [feedback(refused)]
+    # What the network policy refused after the code's result was written (a navigation the code set
+    # off as it returned pauses a moment later): the model reads it with the page.
+    late = refusal_note(ctx.browser.refusals())
+    if refused or late:
+        update["messages"] = [feedback(f"{refused or ''}{late}".strip())]
     handed = list(state.get("handed_over") or [])
     if observation.captcha and observation.url not in handed:
         pending: PendingAction = {

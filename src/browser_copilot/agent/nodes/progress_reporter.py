@@ -2,19 +2,27 @@
 
 In the middle of a run it reports progress and hands back to the agent. At the end it writes the
 final message for the stop reason: the answer, or an honest summary (done / not done / suggested next
-step) and a question whether to continue. A limit or a loop is never reported as success."""
+step) and a question whether to continue. A limit or a loop is never reported as success, and an answer
+the app's checks still doubt goes out as unverified (`verified`, `doubts` next to `stop_reason`).
+
+"Done" in the summary is what the recorded actions of the request show ran (fields filled, steps
+submitted, items added, pages opened), with the plan items marked done: not only the model's marks."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from typing import Literal
+from urllib.parse import urlsplit
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import close_calls, last_ai, pending_calls
-from browser_copilot.agent.state import AgentState, StopReason
+from browser_copilot.agent.conversation import close_calls, current_request, last_ai, pending_calls
+from browser_copilot.agent.state import ActionRecord, AgentState, StopReason
+from browser_copilot.browser.guarded import targets
 from browser_copilot.events import Event
 
 Next = Literal["agent", "__end__"]
@@ -28,6 +36,86 @@ _WHY: dict[StopReason, str] = {
 }
 
 
+_FILLED = {"textbox", "searchbox", "combobox", "spinbutton", "textarea"}
+_TICKED = {"checkbox", "radio", "switch"}
+_SUBMITS = re.compile(
+    r"^(next|continue|submit|send|save|confirm|apply|register|sign up|sign in|log ?in|search|finish|done|"
+    r"place order|pay|book|далее|продолжить|отправить|сохранить|подтвердить|войти|найти|готово)\b|"
+    r"\b(submit|send|next|continue)\b",
+    re.IGNORECASE,
+)
+_ADDS = re.compile(r"^\s*add\b|\badd to (cart|basket|bag)\b|добавить|в корзину", re.IGNORECASE)
+_PIECE = re.compile(r'^(?:([a-z]+) )?"(.+)"$')
+_KEYS = {"enter", "numpadenter"}
+_STATEMENT = re.compile(r"[;\n]")
+_TYPES = re.compile(r"\.\s*(fill|type|pressSequentially)\s*\(")
+
+
+def typed_names(state: AgentState) -> set[str]:
+    """The locator names (label, placeholder, role name) the request's code typed into."""
+    names: set[str] = set()
+    for message in current_request(state):
+        for call in message.tool_calls if isinstance(message, AIMessage) else []:
+            code = str(call["args"].get("code", "")) if call["name"] == "browser_run_code" else ""
+            for statement in _STATEMENT.split(code):
+                if _TYPES.search(statement):
+                    names.update(targets(statement)[1])
+    return names
+
+
+def _kind(piece: str, typed: set[str]) -> tuple[str, str] | None:
+    """One target of a recorded action as (what was done, to what); None when it names nothing readable."""
+    match = _PIECE.match(piece.strip())
+    if match is None:
+        text = piece.strip()
+        if text.startswith(("http://", "https://")):
+            parts = urlsplit(text)
+            return "opened", f"{parts.netloc}{parts.path}"
+        if text.lower() in _KEYS:
+            return "submitted", "Enter"
+        if text.startswith("upload "):
+            return "uploaded", text.removeprefix("upload ")
+        return None
+    role, name = (match.group(1) or "").lower(), match.group(2)
+    if role in _FILLED or (not role and name in typed):
+        return "filled", f"“{name}”"
+    if role in _TICKED:
+        return "ticked", f"“{name}”"
+    if _ADDS.search(name):
+        return "added", f"“{name}”"
+    if _SUBMITS.search(name):
+        return "submitted", f"“{name}”"
+    return "clicked", f"“{name}”"
+
+
+def ran(actions: list[ActionRecord], typed: set[str]) -> list[str]:
+    """What the request's recorded actions that succeeded did, in words: 'filled “Email”', 'submitted a
+    step (“Next”)', 'added 2 items (“Add to cart”)', 'opened shop.test/cart'."""
+    done: dict[str, Counter[str]] = {}
+    other = 0
+    for action in actions:
+        if not (action["acting"] and action["ok"]):
+            continue
+        kinds = [_kind(p, typed) for p in action["target"].split("; ")]
+        other += not any(kinds)
+        for verb, what in (k for k in kinds if k is not None):
+            done.setdefault(verb, Counter())[what] += 1
+    phrases = []
+    for verb, counts in done.items():
+        if verb == "added":
+            total = sum(counts.values())
+            phrases.append(f"added {total} item{'s' if total > 1 else ''} ({', '.join(counts)})")
+        elif verb == "submitted":
+            total = sum(counts.values())
+            steps = "a step" if total == 1 else f"{total} steps"
+            phrases.append(f"submitted {steps} ({', '.join(counts)})")
+        else:
+            phrases.append(f"{verb} {', '.join(counts)}")
+    if other:
+        phrases.append(f"{other} other action{'s' if other > 1 else ''}")
+    return phrases
+
+
 def summary(state: AgentState, reason: StopReason, limit: int) -> str:
     plan = state.get("plan") or []
     progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
@@ -36,7 +124,8 @@ def summary(state: AgentState, reason: StopReason, limit: int) -> str:
     done = [plan[i - 1] for i in progress["done"] if 0 < i <= len(plan)]
     open_items = [step for i, step in enumerate(plan[:-1], start=1) if i not in progress["done"]]
     lines = [f"I have not finished: {why}.", ""]
-    lines.append("Done: " + ("; ".join(done) if done else "nothing confirmed yet") + ".")
+    done += ran(state.get("actions") or [], typed_names(state))
+    lines.append("Done: " + ("; ".join(done) if done else "nothing yet") + ".")
     if open_items:
         lines.append("Not done: " + "; ".join(open_items) + ".")
     facts = state.get("facts") or []
@@ -73,6 +162,8 @@ async def progress_reporter(state: AgentState, runtime: Runtime[AgentContext]) -
         )
         return Command(goto="agent")
     closing = close_calls(pending_calls(state), f"the run stopped ({reason}).")
+    doubts = list(state.get("doubts") or []) if reason == "answered" else []
+    verified = reason == "answered" and not doubts
     if reason == "answered":
         message = last_ai(state)
         text = str(message.content) if message is not None else ""
@@ -86,5 +177,17 @@ async def progress_reporter(state: AgentState, runtime: Runtime[AgentContext]) -
     else:
         text = summary(state, reason, ctx.limits.max_tool_steps)
         update = {"messages": [*closing, AIMessage(text)]}
-    ctx.events(Event("final", {"stop_reason": reason, "text": text, "steps": state.get("tool_steps", 0)}))
+    update |= {"verified": verified, "doubts": doubts}
+    ctx.events(
+        Event(
+            "final",
+            {
+                "stop_reason": reason,
+                "text": text,
+                "steps": state.get("tool_steps", 0),
+                "verified": verified,
+                "doubts": doubts,
+            },
+        )
+    )
     return Command(update=update, goto="__end__")

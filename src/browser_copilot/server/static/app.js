@@ -33,6 +33,8 @@
     seen: new Set(), // SSE event ids already shown (a reconnect must not repeat a step)
     replayUpTo: 0, // the last SSE id when the session's chat was loaded (see showHistory)
     historyTexts: new Set(), // the answers the loaded chat shows
+    historyItems: new Map(), // their bubbles, by text (a replayed `final` marks one unverified)
+    lastItem: null, // the bubble of the last answer
     streaming: null, // the bubble of the reply being written (SSE answer_stream)
   };
 
@@ -253,6 +255,7 @@
     if (window.matchMedia('(max-width: 760px)').matches) $('sessions-box').open = false;
     app.replayUpTo = 0;
     app.historyTexts = new Set();
+    app.historyItems = new Map();
     renderState({});
     const data = await refreshState();
     if (id !== app.session) return;
@@ -272,9 +275,11 @@
       if (item.who === 'user') {
         addMessage('user', el('p', { text }));
       } else {
-        addMessage('agent', markdown(text), 'final');
+        const item = addMessage('agent', markdown(text), 'final');
         app.historyTexts.add(text);
+        app.historyItems.set(text, item);
         app.lastAnswer = text;
+        app.lastItem = item;
       }
     }
   }
@@ -348,14 +353,33 @@
 
   // An answer comes twice: as the SSE `final` event (also replayed after a reload) and as the
   // WebSocket `agent_message`. The chat shows it once.
-  function answer(text, stopReason) {
+  // An answer the app's checks still doubt (`verified: false` with `doubts`) is marked, never shown as a
+  // plain success.
+  function answer(text, stopReason, verified, doubts) {
     const body = str(text).trim() || '(no answer)';
-    dropStream();
-    if (app.lastAnswer === body) return;
-    app.lastAnswer = body;
     const reason = str(stopReason || 'answered').replace(/[^a-z_]/g, '');
+    const doubted = reason === 'answered' && verified === false;
+    dropStream();
+    if (app.lastAnswer === body) {
+      if (doubted && app.lastItem) markUnverified(app.lastItem, doubts);
+      return;
+    }
+    app.lastAnswer = body;
     const item = addMessage('agent', markdown(body), reason === 'answered' ? 'final' : `final stop-${reason}`);
+    app.lastItem = item;
     if (reason !== 'answered') item.querySelector('.who').textContent = `Agent · ${reason.replace(/_/g, ' ')}`;
+    if (doubted) markUnverified(item, doubts);
+  }
+
+  function markUnverified(item, doubts) {
+    if (!item || item.querySelector('.unverified-mark')) return;
+    const reasons = (Array.isArray(doubts) ? doubts : []).map(str).filter((r) => r.trim());
+    if (!reasons.length) reasons.push("the app's checks could not confirm it");
+    item.classList.add('unverified');
+    item.querySelector('.who').textContent = 'Agent · unverified';
+    item.querySelector('.who').after(el('div', { class: 'unverified-mark', role: 'note' },
+      el('strong', { text: 'Unverified:' }), ' the app’s checks doubt this answer',
+      el('ul', {}, ...reasons.map((r) => el('li', { text: r })))));
   }
 
   // The reply as the model writes it (SSE `answer_stream`: the whole text so far). One bubble, replaced
@@ -536,7 +560,7 @@
         break;
       case 'agent_message':
         loadSessions().catch(() => {});
-        answer(m.text, m.stop_reason);
+        answer(m.text, m.stop_reason, m.verified, m.doubts);
         break;
       case 'agent_question':
         loadSessions().catch(() => {});
@@ -607,13 +631,19 @@
       case 'error':
         addStep(kind, 'fail', '!', str(d.message || d.kind || 'error'));
         break;
-      case 'final':
-        if (envelope && envelope.id <= app.replayUpTo && app.historyTexts.has(str(d.text).trim())) dropStream();
-        else answer(d.text, d.stop_reason);
-        addStep(kind, 'final', '■', `Finished: ${str(d.stop_reason || 'answered').replace(/_/g, ' ')}`);
+      case 'final': {
+        const shown = str(d.text).trim();
+        const doubted = str(d.stop_reason || 'answered') === 'answered' && d.verified === false;
+        if (envelope && envelope.id <= app.replayUpTo && app.historyTexts.has(shown)) {
+          dropStream();
+          if (doubted) markUnverified(app.historyItems.get(shown), d.doubts);
+        } else answer(d.text, d.stop_reason, d.verified, d.doubts);
+        addStep(kind, doubted ? 'warn' : 'final', '■',
+          `Finished: ${str(d.stop_reason || 'answered').replace(/_/g, ' ')}${doubted ? ' (unverified)' : ''}`);
         refreshState();
         loadSessions().catch(() => {});
         break;
+      }
       case 'answer_stream':
         if (!(envelope && envelope.id <= app.replayUpTo)) streamAnswer(d);
         break;
@@ -621,8 +651,9 @@
         refreshState();
         break;
       case 'notice':
-        // The app's own word to the user (a secret withheld, a tab taken back): shown in the chat once.
-        if (!(envelope && envelope.id <= app.replayUpTo)) addMessage('note', el('p', { text: str(d.text) }), 'notice');
+        // The app's notes on the run go with the steps; one about the user's own message (a secret
+        // withheld) is also said in the chat, once.
+        if (d.to_user && !(envelope && envelope.id <= app.replayUpTo)) addMessage('note', el('p', { text: str(d.text) }), 'notice');
         addStep(kind, 'note', 'i', str(d.text).replace(/\s+/g, ' ').slice(0, 240));
         break;
       default:
