@@ -329,5 +329,5 @@ def test_run_stops_at_the_step_limit_with_exit_4_and_continues_in_the_same_tab_f
     assert "Both pages read." in resumed.stdout
     # The new process went back to the tab the session was working in.
     said = json.dumps(llm.requests[-1]["messages"])
-    assert f"Returned: {pages.url('second.html')}" in said
+    assert json.dumps(f"Returned:\n<page_content untrusted>\n{pages.url('second.html')}\n")[1:-1] in said
     assert_nothing_left(tmp_path / "data")

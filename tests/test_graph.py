@@ -111,7 +111,7 @@ async def test_a_task_is_observed_acted_on_and_answered(make_runner: MakeRunner,
     outcome = await runner.send("Click the hello button and tell me what the page says")
     assert outcome.stop_reason == "answered"
     assert outcome.text == "The page now says “clicked”."
-    assert "Returned: clicked" in tool_texts(outcome.values)
+    assert "Returned:\n<page_content untrusted>\nclicked\n</page_content>" in tool_texts(outcome.values)
     path = nodes(log)
     assert path[:4] == ["agent", "observe", "agent", "critical_action_validator"]
     assert path[-3:] == ["goal_validator", "quality_evaluator", "progress_reporter"]
@@ -490,7 +490,7 @@ async def test_a_file_the_user_named_is_uploaded_and_others_are_refused(
     texts = tool_texts(outcome.values)
     assert any(t.startswith("Refused: the user did not name '/etc/hostname'") for t in texts)
     assert "Uploaded cv.pdf into element [1]." in texts
-    assert "Returned: Picked: cv.pdf" in texts
+    assert "Returned:\n<page_content untrusted>\nPicked: cv.pdf\n</page_content>" in texts
 
 
 async def test_a_click_on_a_covered_element_says_what_covers_it(
@@ -529,7 +529,8 @@ async def test_a_task_compares_two_pages_in_two_tabs(
     )
     outcome = await runner.send("Compare the home page with the second page, side by side")
     assert outcome.stop_reason == "answered"
-    assert any(t.startswith("Returned: Second page\nA new tab opened:") for t in tool_texts(outcome.values))
+    read = "Returned:\n<page_content untrusted>\nSecond page\n</page_content>\nA new tab opened:"
+    assert any(t.startswith(read) for t in tool_texts(outcome.values))
     listing = str(model.prompts[2][-1].content)
     assert '"Test bed home" 127.0.0.1' in listing and "(yours)" in listing
     assert '"Second page"' in listing

@@ -1,5 +1,6 @@
 """The framework's observation of real pages: numbered elements, frames, shadow DOM, masking, budget,
-an outline that keeps the page's words, covered elements, consent banners closed by structure."""
+an outline that keeps the page's words, covered elements (the page behind a modal in one line),
+consent banners closed by structure."""
 
 from __future__ import annotations
 
@@ -308,17 +309,21 @@ async def test_a_rows_context_keeps_whole_words_and_the_elements_name_inside_oth
     assert "Brian Keller | Sales Editor | Active | Edit" in observation.outline
 
 
-async def test_an_element_under_a_cookie_overlay_is_marked_covered_and_the_overlay_is_not_accepted(
+async def test_an_element_under_a_cookie_overlay_is_counted_behind_it_and_the_overlay_is_not_accepted(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     await browser_session.goto(pages.url("covered-cookie.html"))
     observation = await observe(browser_session)
     assert observation.banner is None  # no option short of accepting: left for the user or the model
     ticket = next(e for e in observation.elements if e.name == "Buy ticket")
-    assert ticket.covered == "dialog «We value your privacy»"
-    assert '[1] button "Buy ticket" (covered by dialog «We value your privacy»)' in observation.render()
+    assert (ticket.n, ticket.covered, ticket.behind) == (1, "dialog «We value your privacy»", True)
+    text = observation.render()
+    behind = "Behind the dialog «We value your privacy»: 1 element of the page"
+    assert f"{behind} (covered: close or answer it first)." in text
+    assert '"Buy ticket"' not in text
+    assert '[2] button "Accept all"' in text
     assert observation.modal == "We value your privacy"
-    assert observation.covered == 1
+    assert observation.covered == 0
     assert not [e for e in observation.elements if e.name != "Buy ticket" and e.covered]
     consent = await browser_session.run_code(
         "async (page) => await page.evaluate(() => window.__consent ?? null)"
@@ -330,6 +335,50 @@ async def test_an_element_under_a_cookie_overlay_is_marked_covered_and_the_overl
     after = await observe(browser_session)
     assert (after.covered, after.modal) == (0, None)
     assert "covered by" not in after.render()
+
+
+@pytest.mark.parametrize("kind", ["", "?kind=aria"])  # a native <dialog> (showModal), an aria-modal layer
+async def test_the_page_behind_a_modal_dialog_is_one_line_and_the_dialogs_elements_keep_their_numbers(
+    browser_session: BrowserSession, pages: PageServer, kind: str
+) -> None:
+    await browser_session.goto(pages.url(f"dialog-users.html{kind}"))
+    observation = await observe(browser_session)
+    text = observation.render()
+    behind = [e for e in observation.elements if e.behind]
+    assert len(behind) == 50  # two links, and Edit and Delete on each of the 24 rows
+    line = "Behind the dialog «Delete George Adams?»: 50 elements of the page"
+    assert f"{line} (covered: close or answer it first)." in text
+    assert "covered by" not in text and 'button "Edit"' not in text
+    assert [line for line in text.splitlines() if line.startswith("[")] == [
+        '[51] button "Cancel"',
+        '[52] button "Delete user"',
+    ]
+    assert "listed element(s) are covered" not in text
+    # The listed numbers are the page's own: el(51) is the dialog's Cancel, and it closes the dialog.
+    await browser_session.run_code(wrap_model_code("async (page) => { await el(51).click() }"))
+    after = await observe(browser_session)
+    assert after.modal is None
+    assert not [e for e in after.elements if e.behind or e.covered]
+    # The page behind the dialog keeps the numbers it had there.
+    assert [(e.n, e.name) for e in after.elements] == [(e.n, e.name) for e in behind]
+
+
+async def test_an_element_under_a_small_fixed_bar_is_still_marked_on_its_own_line(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("form.html"))
+    await browser_session.run_code(
+        "async (page) => { await page.evaluate(() => { const first = document.querySelector('input');"
+        " const r = first.getBoundingClientRect(); const bar = document.createElement('div');"
+        " bar.style.cssText = `position:fixed;left:0;right:0;top:${r.top - 4}px;height:${r.height + 8}px;"
+        "background:#333`; bar.innerHTML = '<strong>Free shipping today</strong>';"
+        " document.body.appendChild(bar); }) }"
+    )
+    observation = await observe(browser_session)
+    text = observation.render()
+    assert observation.modal is None and "Behind the" not in text
+    assert '[1] textbox "Full name" required (covered by banner «Free shipping today»)' in text
+    assert f"{observation.covered} listed element(s) are covered by something (marked)" in text
 
 
 @pytest.mark.parametrize(

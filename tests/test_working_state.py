@@ -22,6 +22,32 @@ def test_a_plan_always_ends_with_answering_the_user() -> None:
     assert check_plan(["Open", "Search", "Compare", "Answer the user"])[-1] == "Answer the user"
 
 
+@pytest.mark.parametrize(
+    "last",
+    [
+        "Report the findings to the user",
+        "Give the user the cheapest price",
+        "Summarise the results",
+        "Explain the options",
+        "Ответить пользователю",
+        "Dem Nutzer antworten",
+        "Répondre à l'utilisateur",
+        "Kullanıcıya yanıt ver",
+        "向用户汇报结果",
+    ],
+)
+def test_a_last_item_that_answers_in_other_words_or_languages_gets_no_second_answer(last: str) -> None:
+    assert check_plan(["Open the shop", "Compare prices", last]) == ["Open the shop", "Compare prices", last]
+
+
+@pytest.mark.parametrize(
+    "last",
+    ["Place the order", "Collect the shipping information", "Resume the download", "Check related items"],
+)
+def test_a_last_item_that_acts_is_followed_by_answering_the_user(last: str) -> None:
+    assert check_plan(["Open the shop", "Compare prices", last])[-2:] == [last, FINAL_PLAN_ITEM]
+
+
 @pytest.mark.parametrize("plan", [["Only one"], [f"step {i}" for i in range(7)]])
 def test_plans_outside_three_to_six_items_are_refused(plan: list[str]) -> None:
     with pytest.raises(ToolArgsError, match="3-6 items"):

@@ -6,8 +6,11 @@ working-state updates, questions to the user, dialogs, tabs and a full-page obse
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from functools import cache
+from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -129,7 +132,20 @@ def parse_args(name: str, args: dict[str, Any], *, others: Iterable[str] = ()) -
 
 _DOM = re.compile(r"<\s*/?\s*[a-z][a-z0-9-]*[\s>/]|data-bc-|querySelector|xpath=|css=", re.IGNORECASE)
 _NUMBER_REF = re.compile(r"\[\s*\d+\s*\]|\bel\(\s*\d+\s*\)|\belement\s*#?\s*\d+\b|№\s*\d+", re.IGNORECASE)
-_ANSWER = re.compile(r"answer|reply|report|tell|summar|respond|ответ|сообщ|отчит", re.IGNORECASE)
+
+
+@cache
+def _answering() -> re.Pattern[str]:
+    """The words that make a plan item the answer to the user, in many languages (`plan_words.json`)."""
+    data = json.loads(resources.files(__package__).joinpath("plan_words.json").read_text("utf-8"))
+
+    def word(w: str) -> str:
+        stem = re.escape(w.removesuffix("*")).replace(r"\ ", r"\s+")
+        return stem + (r"\w*" if w.endswith("*") else "")
+
+    spaced = "|".join(word(w) for words in data["spaced"].values() for w in words)
+    unspaced = "|".join(re.escape(w) for w in data["unspaced"])
+    return re.compile(rf"(?<!\w)(?:{spaced})(?!\w)|{unspaced}", re.IGNORECASE)
 
 
 def check_fact(item: FactItem) -> Fact:
@@ -152,8 +168,10 @@ def check_fact(item: FactItem) -> Fact:
 
 
 def check_plan(plan: list[str]) -> list[str]:
+    """The plan's items; its last one answers the user (the app adds "Answer the user" unless the
+    model's last item already says so, in its own words and language)."""
     items = [step.strip() for step in plan if step.strip()]
-    if items and not _ANSWER.search(items[-1]):
+    if items and not _answering().search(items[-1]):
         items.append(FINAL_PLAN_ITEM)
     if not 3 <= len(items) <= 6:
         raise ToolArgsError(

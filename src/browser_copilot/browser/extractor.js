@@ -7,7 +7,8 @@
 // The outline keeps the page's words: text is grouped by the block that lays it out (links and
 // buttons stay inside their sentence), repeated items (cards, list items, table rows) are one line
 // each, and every cut says how much it left out. Elements that something covers are marked by
-// hit-testing; an open modal and error texts next to form fields are reported.
+// hit-testing (those behind an open modal as `behind`, counted in one line); an open modal and error
+// texts next to form fields are reported.
 (opts) => {
   const full = !!opts.full;
   const MAX_NAME = 80;
@@ -490,20 +491,11 @@
     if (!cover || cover.box.contains(target)) return null;
     return cover;
   };
-  let covered = 0;
-  for (let i = 0; i < elements.length; i += 1) {
-    if (!nodes[i].inView) continue;
-    const cover = coverOf(nodes[i]);
-    if (!cover) continue;
-    elements[i].covered = cover.name ? `${cover.kind} «${cover.name}»` : cover.kind;
-    covered += 1;
-  }
-
   // An open modal: a modal dialog, or a fixed layer over the middle of the viewport.
   let modal = null;
-  const modalNode = document.querySelector('dialog:modal') || Array.from(
-    document.querySelectorAll('[aria-modal=true], [role=alertdialog]')).find((n) => visible(n));
-  if (modalNode) modal = clean(labelText(modalNode), 80) || (modalNode.getAttribute('role') || 'dialog');
+  let modalBox = document.querySelector('dialog:modal') || Array.from(
+    document.querySelectorAll('[aria-modal=true], [role=alertdialog]')).find((n) => visible(n)) || null;
+  if (modalBox) modal = clean(labelText(modalBox), 80) || (modalBox.getAttribute('role') || 'dialog');
   else {
     // A fixed layer over a quarter of the viewport or more, at its middle, blocks the page.
     const middle = document.elementFromPoint(vw / 2, vh / 2);
@@ -513,9 +505,27 @@
       if (r.width * r.height >= vw * vh * 0.25) {
         const cover = describe(middle);
         modal = (cover && cover.name) || clean(labelText(n), 80) || (cover ? cover.kind : 'overlay');
+        modalBox = n;
       }
       break;
     }
+  }
+
+  // Elements the modal covers are the page behind it: marked `behind` (the observation counts them in
+  // one line instead of listing each); what something else covers is marked one by one.
+  const behindModal = (box) => !!modalBox && (box === modalBox || box.contains(modalBox) || modalBox.contains(box));
+  const behind = new Set();
+  top.__bcBehind = behind;
+  let covered = 0;
+  for (let i = 0; i < elements.length; i += 1) {
+    if (!nodes[i].inView) continue;
+    const cover = coverOf(nodes[i]);
+    if (!cover) continue;
+    elements[i].covered = cover.name ? `${cover.kind} «${cover.name}»` : cover.kind;
+    if (behindModal(cover.box)) {
+      elements[i].behind = true;
+      behind.add(nodes[i].target);
+    } else covered += 1;
   }
 
   // Error texts next to form fields.
@@ -600,7 +610,7 @@
     title: document.title,
     viewport: { width: vw, height: vh, scrollY: Math.round(scroller.scrollTop), height_total: Math.round(scroller.scrollHeight) },
     elements,
-    counts: { ...counts, covered },
+    counts: { ...counts, covered, behind: behind.size },
     outline,
     truncated: cutSomething,
     modal,

@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -25,6 +26,7 @@ from browser_copilot.safety.redaction import mask_for_model
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
 UNTRUSTED_CLOSE = "</page_content>"
+_DELIMITER = re.compile(r"<(\s*/?\s*)page_content", re.IGNORECASE)
 _MODAL = re.compile(r'\["(alert|confirm|prompt|beforeunload)" dialog with message "(.*)"\]', re.DOTALL)
 
 
@@ -46,6 +48,8 @@ class Element:
     """For repeated names: the text of the row or item the element belongs to."""
     covered: str = ""
     """What lies over the element's centre (hit-tested), e.g. 'dialog «We value your privacy»'."""
+    behind: bool = False
+    """It is the page behind an open modal (which covers it): counted in one line, not listed."""
 
     def render(self) -> str:
         line = f"[{self.n}] {self.role}"
@@ -182,6 +186,7 @@ class Observation:
         lines.append(where + (f"; {', '.join(beyond)}" if beyond else "") + ".")
         if self.modal:
             lines.append(f"Open on top of the page: «{self.modal}».")
+        lines.extend(self._behind())
         if self.covered:
             lines.append(
                 f"{self.covered} listed element(s) are covered by something (marked): a click on them fails "
@@ -189,12 +194,24 @@ class Observation:
             )
         if self.errors:
             lines.append("Errors shown: " + " · ".join(f"«{e}»" for e in self.errors))
-        lines.append("Elements:" if self.elements else "Elements: none visible")
-        lines.extend(el.render() for el in self.elements)
+        front = [el for el in self.elements if not el.behind]
+        lines.append(
+            "Elements:" if front else "Elements: none visible" + (" in front" if self.elements else "")
+        )
+        lines.extend(el.render() for el in front)
         if self.outline:
             lines.append("Text:")
             lines.extend(self.outline)
         return "\n".join(lines)
+
+    def _behind(self) -> list[str]:
+        """One line per modal for the page it covers (its elements keep their numbers, unlisted)."""
+        counts = Counter(el.covered for el in self.elements if el.behind)
+        return [
+            f"Behind the {cover}: {count} element{'s' if count != 1 else ''} of the page "
+            "(covered: close or answer it first)."
+            for cover, count in counts.items()
+        ]
 
 
 def _short(text: str, limit: int) -> str:
@@ -202,8 +219,9 @@ def _short(text: str, limit: int) -> str:
 
 
 def as_untrusted(text: str) -> str:
-    """Delimit page-derived text as data; a page cannot close the delimiter early."""
-    safe = text.replace(UNTRUSTED_CLOSE, "</page_content_>").replace(UNTRUSTED_OPEN, "<page_content_>")
+    """Delimit page-derived text as data; a page cannot close the delimiter early, nor open another:
+    every tag of that name inside, in any case or spacing (`</PAGE_CONTENT >`), becomes `page_content_`."""
+    safe = _DELIMITER.sub(lambda m: f"<{m.group(1)}page_content_", text)
     return f"{UNTRUSTED_OPEN}\n{safe}\n{UNTRUSTED_CLOSE}"
 
 
@@ -252,6 +270,7 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
             offscreen=bool(e.get("offscreen", False)),
             context=mask_for_model(str(e.get("context", ""))),
             covered=str(e.get("covered", "")),
+            behind=bool(e.get("behind", False)),
         )
         for e in data.get("elements", [])
     ]

@@ -190,9 +190,10 @@ async (page) => {
       const layer = document.createElement('div');
       layer.id = '__bc_marks';
       layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
+      const behind = window.__bcBehind || new Set();  // the page behind a modal: not drawn over it
       for (const el of (window.__bcMarked || [])) {
         const n = el.getAttribute('data-bc-id');
-        if (!n || el.ownerDocument !== document) continue;
+        if (!n || el.ownerDocument !== document || behind.has(el)) continue;
         const r = el.getBoundingClientRect();
         if (r.bottom < 0 || r.top > innerHeight) continue;
         const box = document.createElement('div');
