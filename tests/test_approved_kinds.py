@@ -14,6 +14,9 @@ import pytest
 
 from browser_copilot.browser.guarded import guard_report, guarded_code
 from browser_copilot.browser.session import BrowserSession
+from tests.support.agent import make_runner, value
+from tests.support.pages import PageServer
+from tests.support.scripted_model import code, say
 from tests.support.sites import Request, Site, held_then_allowed
 
 POST = "(p) => fetch(p, { method: 'POST', body: '1' })"
@@ -169,3 +172,26 @@ async def test_ticking_through_a_label_is_not_held(browser_session: BrowserSessi
     assert guard_report(result) is None, result
     assert result.ok, result.error
     assert result.value == [True, True]
+
+
+async def test_a_delete_that_opens_the_sites_own_dialog_asks_once(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """The row's Delete is held and allowed; it only opens the site's "Delete George Adams?" dialog, whose
+    Delete is the same action: it goes through without a second card (the code goes on: its result
+    arrives)."""
+    runner, log = make_runner(
+        browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('delete-dialog.html')}') }}"),
+        code("async (page) => { await page.locator('.del').first().click() }"),
+        code("async (page) => { await page.locator('#sure #yes').click(); return 'confirmed' }"),
+        say("George Adams was removed."),
+    )
+    asked = await runner.send("Remove George Adams from the team")
+    assert asked.stop_reason == "waiting_confirmation"
+    done = await runner.send("/yes")
+    assert done.stop_reason == "answered", done.values.get("messages", [])[-3:]
+    assert await value(browser_session, "window.__deleted") == ["George Adams"]
+    assert len(log.of("policy_request")) == 1
+    said = [str(m.content) for m in done.values["messages"] if m.type == "tool"]
+    assert any("part of the action the user allowed" in t and "confirmed" in t for t in said), said

@@ -72,7 +72,11 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
                         "allow": pending.get("allow", {}),
                         "what": (pending.get("card") or {}).get("what", "the action"),
                     },
-                    "last_approval": {"category": category, "step": steps},
+                    "last_approval": {
+                        "category": category,
+                        "step": steps,
+                        "what": (pending.get("card") or {}).get("what", ""),
+                    },
                 },
                 goto="tools",
             )
@@ -88,7 +92,11 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
                     **(pending.get("allow") or {}),
                     "what": (pending.get("card") or {}).get("what", "the action"),
                 },
-                "last_approval": {"category": category, "step": steps + 1},
+                "last_approval": {
+                    "category": category,
+                    "step": steps + 1,
+                    "what": (pending.get("card") or {}).get("what", ""),
+                },
             },
             goto="tools",
         )

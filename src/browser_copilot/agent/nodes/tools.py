@@ -33,7 +33,7 @@ from browser_copilot.agent.nodes.critical_action_validator import (
     describe,
     pending_from_checks,
 )
-from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text
+from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text, step_summary
 from browser_copilot.agent.state import ActionRecord, AgentState, ObservationState, PendingAction
 from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import (
@@ -153,6 +153,16 @@ def _held(run: _Run, call: ToolCall, event: dict[str, Any]) -> str:
     )
 
 
+def _approved_before(run: _Run, event: dict[str, Any]) -> str | None:
+    """ "dialog" when a held action is the site's own confirmation (in a dialog) of the action the user
+    allowed at this step or the one before, of the same category: one card per action. Else None."""
+    approval = run.state.get("last_approval") or {}
+    if not approval or run.steps - int(approval.get("step", -10)) > 1:
+        return None
+    same = approval.get("category") == event["verdict"].get("category")
+    return "dialog" if same and event["facts"].get("dialog") else None
+
+
 async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
     """The judge found a held action ordinary: do it once, as the code meant to."""
     allow = Allow(held=[event["id"]])
@@ -232,13 +242,17 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
             break
         run.failed_kind = "none"
         event = report.held[0]
-        if not event["verdict"].get("judge"):
-            return _held(run, call, event)
-        (checked,) = await _judged(ctx, [{"facts": event["facts"], "verdict": event["verdict"]}])
-        event = {**event, "verdict": checked["verdict"]}
-        if event["verdict"]["destructive"]:
-            return _held(run, call, event)
         what = describe(event["facts"])
+        carried = _approved_before(run, event)
+        if carried == "dialog":
+            event = {**event, "verdict": {**event["verdict"], "reason": "the site's own confirmation of it"}}
+        elif not event["verdict"].get("judge"):
+            return _held(run, call, event)
+        else:
+            (checked,) = await _judged(ctx, [{"facts": event["facts"], "verdict": event["verdict"]}])
+            event = {**event, "verdict": checked["verdict"]}
+            if event["verdict"]["destructive"]:
+                return _held(run, call, event)
         if report.acted or what in judged:
             # Something already ran in this call (a click, keys typed): running it again would repeat
             # it. The judged action alone, then.
@@ -246,7 +260,11 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         # Nothing ran before the hold: the same code again, with a permission for this target, so
         # that the rest of it runs and its result arrives (F42: a judged-safe step goes on).
         judged.add(what)
-        allowed += f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
+        allowed += (
+            f"{what} was done as part of the action the user allowed ({event['verdict']['reason']}). "
+            if carried == "dialog"
+            else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
+        )
         # A click is let through by its name as well (the page may have drawn it anew), an address by
         # itself.
         name = str(event.get("url") if event["kind"] == "navigate" else event["facts"].get("name") or "")
@@ -474,7 +492,7 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
                 {
                     "tool": call["name"],
                     "ok": message.status != "error",
-                    "summary": str(message.content)[:300],
+                    "summary": step_summary(str(message.content)),
                 },
             )
         )
