@@ -505,6 +505,10 @@ async def test_a_click_on_a_covered_element_says_what_covers_it(
     failed = tool_texts(outcome.values)[-1]
     assert failed.startswith("Error:")
     assert "Element [1] was covered by dialog «Join our reading club»: close or answer that first." in failed
+    # Looking again, the app says it was covered, not gone (the locator's wait is in the log either way).
+    said = " ".join(str(m.content) for m in outcome.values["messages"])
+    assert "something lies on top of it and takes the click" in said
+    assert "gone or was re-rendered" not in said
     # The model also read, before acting, that something lies on top of the page.
     assert "Open on top of the page: «Join our reading club»." in str(model.prompts[1][-1].content)
 

@@ -21,12 +21,16 @@ _NAVIGATION = re.compile(
     re.IGNORECASE,
 )
 _TIMEOUT = re.compile(r"Timeout \d+ms exceeded|TimeoutError|timed out", re.IGNORECASE)
+_COVERED = re.compile(r"<([a-z][\w-]{0,30})([^>]{0,300})>.{0,200}?intercepts pointer events", re.IGNORECASE)
+_ATTRIBUTE = re.compile(r"\b(id|role)=\"?([\w-]{1,30})", re.IGNORECASE)
 _DIALOG = re.compile(r"does not handle the modal state|dialog", re.IGNORECASE)
 
 
 def classify_error(error: str | None) -> ErrorKind:
     if not error:
         return "none"
+    if _COVERED.search(error):  # first: the call log names what covers it (maybe a role=dialog)
+        return "covered"
     if _DIALOG.search(error):
         return "dialog"
     if _STALE.search(error):
@@ -38,7 +42,18 @@ def classify_error(error: str | None) -> ErrorKind:
     return "other"
 
 
-CORRECTABLE: set[ErrorKind] = {"stale", "timeout", "navigation"}
+CORRECTABLE: set[ErrorKind] = {"stale", "covered", "timeout", "navigation"}
+
+
+def covering(error: str | None) -> str:
+    """What covered the element, from Playwright's call log ("<div id=\"consent\">… intercepts pointer
+    events"): its tag, id and role, one word each (no page text beyond them); '' when the log does not
+    say."""
+    found = _COVERED.search(error or "")
+    if found is None:
+        return ""
+    attributes = [f"{k.lower()}={v}" for k, v in _ATTRIBUTE.findall(found.group(2))][:2]
+    return " ".join([found.group(1).lower(), *attributes])
 
 
 def detect_loop(actions: list[ActionRecord], repeats: int) -> ActionRecord | None:

@@ -25,7 +25,7 @@ StopReason = Literal[
 ]
 PendingKind = Literal["none", "confirm", "manual"]
 Mode = Literal["command", "chat"]
-ErrorKind = Literal["none", "stale", "timeout", "navigation", "dialog", "policy", "other"]
+ErrorKind = Literal["none", "stale", "covered", "timeout", "navigation", "dialog", "policy", "other"]
 
 FINAL_PLAN_ITEM = "Answer the user"
 

@@ -19,6 +19,8 @@ Next = Literal["agent", "strategy_adapter", "progress_reporter"]
 
 _ADVICE = {
     "stale": "The element you used is gone or was re-rendered: its number no longer exists.",
+    "covered": "The element is there, but something lies on top of it and takes the click: close or answer "
+    "that first (a banner, a pop-up, a menu), then try again.",
     "timeout": "The action timed out: the element may be hidden, covered, disabled or not there yet.",
     "navigation": "The page navigated or reloaded while the action ran.",
 }

@@ -33,7 +33,14 @@ from browser_copilot.agent.nodes.critical_action_validator import (
     describe,
     pending_from_checks,
 )
-from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text, step_summary
+from browser_copilot.agent.signals import (
+    CORRECTABLE,
+    classify_error,
+    covering,
+    detect_loop,
+    result_text,
+    step_summary,
+)
 from browser_copilot.agent.state import ActionRecord, AgentState, ObservationState, PendingAction
 from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import (
@@ -298,6 +305,9 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
     text = allowed + result_text(result)
     if not result.ok and observation is not None:
         text += covered_note(args.code, observation)
+    if kind == "covered" and "was covered by" not in text:
+        over = covering(result.error)
+        text += f"\nThe element was there, but {over or 'something'} lay on top of it and took the click."
     dialog = parse_dialog(result)
     if dialog is not None:
         text += f'\nA {dialog.kind} dialog is open: "{dialog.message}". Answer it with handle_dialog.'
