@@ -542,3 +542,27 @@ async def test_a_task_compares_two_pages_in_two_tabs(
     assert "Page: Second page" in str(model.prompts[3][-1].content)
     # Leave the shared browser as it was: close the second tab.
     await browser_session.run_code("async (page) => { await page.close() }")
+
+
+async def test_a_banner_that_comes_up_after_the_load_does_not_take_the_first_click(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    """The page was observed before its consent layer came up (0.5 s after the load); the model's click
+    meets the layer: the app closes it first (by structure, never "accept") and the click lands, with
+    no time-out."""
+    runner, _, _ = make_runner(
+        goto(pages.url("late-banner.html")),
+        code(
+            "async (page) => { await page.locator('#backdrop').waitFor();"
+            " await page.locator('#search').click({ timeout: 3000 });"
+            " return await page.locator('#out').textContent() }"
+        ),
+        say("Found 3 books."),
+    )
+    outcome = await runner.send("Search the library")
+    assert outcome.stop_reason == "answered"
+    assert "Found 3 books" in tool_texts(outcome.values)[-1]
+    consent = await browser_session.run_code(
+        "async (page) => page.evaluate(() => window.__consent ?? null)", idempotent=True
+    )
+    assert consent.value == "reject"

@@ -21,8 +21,10 @@ from urllib.parse import urlsplit
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable
-from browser_copilot.safety.classifier import lexicon, secret_source
+from browser_copilot.safety.classifier import secret_source
 from browser_copilot.safety.redaction import mask_for_model
+from browser_copilot.sandbox.guard import cookie_words
+from browser_copilot.scripts import script_source
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
 UNTRUSTED_CLOSE = "</page_content>"
@@ -239,15 +241,10 @@ def observation_code(
     return (
         _observe_template()
         .replace("__OPTS__", opts)
-        .replace("__COOKIE_WORDS__", _cookie_words())
+        .replace("__COOKIE_WORDS__", cookie_words())
+        .replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js"))
         .replace("__EXTRACT__", extractor_source().strip())
     )
-
-
-@cache
-def _cookie_words() -> str:
-    """The lexicon's words for cookies in many languages (`cookie_words`): one sign of a consent banner."""
-    return json.dumps([str(w) for w in lexicon().get("cookie_words", [])], ensure_ascii=False)
 
 
 def parse_dialog(result: CodeResult) -> Dialog | None:

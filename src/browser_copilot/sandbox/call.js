@@ -112,6 +112,14 @@ async (page, config) => {
     return page;
   };
 
+  // A consent banner that comes up a moment after a load (the page observed before it, or a page the
+  // code just opened) would take the next click: in a young document the app closes it first
+  // (banner.js: by structure, never "accept"), before the guard is armed for the action.
+  const clearBanner = async (p) => {
+    if (!context.__bcBanner || config.appCode) return;
+    await p.evaluate(`performance.now() < 15000 ? ${context.__bcBanner} : null`).catch(() => null);
+  };
+
   let halted = null;
   // An address the code opens with goto() that acts when opened (a committing GET) is held like a
   // button, before the browser is asked to load it.
@@ -133,7 +141,11 @@ async (page, config) => {
   const options = {
     halted: () => halted,
     beforeAction: config.beforeAction,
-    beforeActing: (t) => arm(pageOf(t)),
+    beforeActing: async (t) => {
+      const p = pageOf(t);
+      await clearBanner(p);
+      await arm(p);
+    },
     beforeGoto,
     afterAction: async () => {
       let n = 0;

@@ -17,7 +17,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from browser_copilot.safety.classifier import language_source, lexicon_json, policy_template, secret_source
+from browser_copilot.safety.classifier import (
+    language_source,
+    lexicon,
+    lexicon_json,
+    policy_template,
+    secret_source,
+)
 from browser_copilot.sandbox.box import box_install_lines, globals_policy, membrane_source
 from browser_copilot.scripts import script_source
 
@@ -61,9 +67,29 @@ RUNTIME_MISSING = "__bcNeedsRuntime"  # call.js returns it
 
 
 @cache
+def cookie_words() -> str:
+    """The lexicon's words for cookies in many languages (`cookie_words`), as JSON: one sign of a consent
+    banner (`banner.js`)."""
+    return json.dumps([str(w) for w in lexicon().get("cookie_words", [])], ensure_ascii=False)
+
+
+def banner_expression() -> str:
+    """An expression that closes a consent banner in the page it is evaluated in (`banner.js`, its
+    words given): the chosen button's name, or null."""
+    return f"({script_source('browser_copilot.sandbox', 'banner.js')})({cookie_words()})"
+
+
+@cache
 def runtime_version() -> str:
     """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
-    parts = (guard_template(), lexicon_json(), membrane_source(), json.dumps(globals_policy()))
+    parts = (
+        guard_template(),
+        lexicon_json(),
+        membrane_source(),
+        json.dumps(globals_policy()),
+        script_source("browser_copilot.sandbox", "banner.js"),
+        cookie_words(),
+    )
     # world.js and early.js travel with each call: a change there needs no new install.
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
 
@@ -104,6 +130,7 @@ def runtime_install_code(root: Path) -> str:
         f"  const languageOf = {language_source()};\n"
         f"{_RUNTIME_FOR}"
         f"{box_install_lines(root)}"
+        f"  c.__bcBanner = {json.dumps(banner_expression())};\n"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"
     )
