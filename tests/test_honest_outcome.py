@@ -239,6 +239,13 @@ async def test_the_websocket_answer_and_the_final_event_carry_the_doubts(
     assert message["verified"] is False and message["doubts"] == [FIGURES]
     finals = [json.loads(b) for _, k, b in server.manager.sessions["doubts1"].hub.after(0) if k == "final"]
     assert [(f["data"]["verified"], f["data"]["doubts"]) for f in finals] == [(False, [FIGURES])]
+    # The session's state says it too, from the checkpoint (what a page reloaded after a restart reads).
+    async with aiohttp.ClientSession() as http:
+        state_url = f"http://127.0.0.1:{server.port}/api/sessions/doubts1"
+        async with http.get(state_url, headers={"Authorization": f"Bearer {server.token}"}) as response:
+            assert response.status == 200
+            state = await response.json()
+    assert state["outcome"] == {"stop_reason": "answered", "verified": False, "doubts": [FIGURES]}
 
 
 async def test_the_web_page_shows_the_answer_marked_unverified_with_the_reasons(

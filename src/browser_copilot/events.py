@@ -23,7 +23,7 @@ EventKind = Literal[
     "progress",  # data: done, total, steps
     "error",  # data: kind, message
     "usage",  # data: prompt_tokens, completion_tokens
-    "final",  # data: stop_reason, text
+    "final",  # data: stop_reason, text, steps, verified, doubts
     "answer_stream",  # data: call, text (so far), done, tool_calls (when done)
     "notice",  # data: text
 ]

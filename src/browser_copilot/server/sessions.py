@@ -185,6 +185,13 @@ class SessionManager:
             # the SSE replay of a `final` up to `last_event_id` whose text it already shows).
             "chat": chat_history(list(values.get("messages") or [])),
             "last_event_id": last_event,
+            # How the last run ended (from the checkpoint, so it outlives the server's event buffer): a
+            # reloaded page marks its answer unverified when the checks doubted it.
+            "outcome": {
+                "stop_reason": values.get("stop_reason"),
+                "verified": bool(values.get("verified")),
+                "doubts": [str(d) for d in values.get("doubts") or []],
+            },
         }
 
     # ----- turns --------------------------------------------------------------------------

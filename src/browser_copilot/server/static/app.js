@@ -282,6 +282,11 @@
         app.lastItem = item;
       }
     }
+    // The last answer, when the checks doubted it: marked from the checkpoint (the server may have
+    // restarted since, with no event left to replay).
+    const outcome = data.outcome || {};
+    if (outcome.stop_reason === 'answered' && outcome.verified === false && app.lastItem && chat.length
+      && chat[chat.length - 1].who === 'agent') markUnverified(app.lastItem, outcome.doubts);
   }
 
   // ----- working state -----
