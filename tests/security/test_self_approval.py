@@ -94,11 +94,19 @@ class UserTab:
             )
 
     async def ask(self, words: str) -> None:
-        """The user types a message and sends it."""
-        await self.evaluate(
-            f"(() => {{ document.getElementById('input').value = {json.dumps(words)};"
-            " document.getElementById('composer').requestSubmit(); })()"
-        )
+        """The user types a message and sends it; again while the page says it is not connected yet (its
+        WebSocket opens a moment after the server counts it: the page keeps the text until it is sent)."""
+
+        async def sent() -> bool:
+            return bool(
+                await self.evaluate(
+                    f"(() => {{ const input = document.getElementById('input');"
+                    f" if (!input.value) input.value = {json.dumps(words)};"
+                    " document.getElementById('composer').requestSubmit(); return input.value === ''; })()"
+                )
+            )
+
+        await eventually(sent, timeout=LIMIT, what="the message to be sent")
 
     async def close(self) -> None:
         if self.ws is not None:

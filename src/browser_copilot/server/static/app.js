@@ -414,16 +414,29 @@
     const message = str(text).trim();
     if (!message) return false;
     if (!app.session) return false;
-    if (!app.ws || app.ws.readyState !== WebSocket.OPEN) {
-      addMessage('note', el('p', { text: 'Not connected yet; try again in a moment.' }), 'error');
-      return false;
-    }
     const data = JSON.stringify({ kind: 'user_message', text: message, ...(extra || {}) });
     if (new Blob([data]).size > MAX_MESSAGE) {
       addMessage('note', el('p', { text: `The message is too long: at most ${MAX_MESSAGE / 1024} KiB.` }), 'error');
       return false;
     }
-    app.ws.send(data);
+    const ws = app.ws;
+    if (ws && ws.readyState === WebSocket.CONNECTING) {
+      // Typed while the page is still connecting (just loaded, or reconnecting): sent once it opens.
+      const opened = () => { ws.removeEventListener('close', failed); if (app.ws === ws) ws.send(data); };
+      const failed = () => {
+        ws.removeEventListener('open', opened);
+        addMessage('note', el('p', { text: `Not sent (the connection failed): ${message.slice(0, 80)}` }), 'error');
+      };
+      ws.addEventListener('open', opened, { once: true });
+      ws.addEventListener('close', failed, { once: true });
+      app.lastAnswer = null;
+      return true;
+    }
+    if (!ws || ws.readyState !== WebSocket.OPEN) {
+      addMessage('note', el('p', { text: 'Not connected; the page reconnects by itself: try again in a moment.' }), 'error');
+      return false;
+    }
+    ws.send(data);
     app.lastAnswer = null;
     return true;
   }
