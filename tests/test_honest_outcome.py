@@ -18,21 +18,18 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from browser_copilot.agent.context import AgentContext, Limits
 from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
-from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
-from browser_copilot.llm.provider import build_chat_model, resolve_llm
 from browser_copilot.server.app import Server
-from browser_copilot.server.sessions import SessionManager
 from browser_copilot.ui.oneshot import EXIT_CODES, EXIT_UNVERIFIED
 from browser_copilot.ui.render import render_outcome
 from browser_copilot.ui.theme import make_console
-from tests.conftest import make_settings
 from tests.support.app import app_env, run_app
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.scripted_model import ScriptedModel, code, say
+from tests.support.server import serving_over
 from tests.test_server_page import Tab
 
 MUG = "The blue mug costs €39."  # the shop says $12.00: €39 is on no page and follows from nothing
@@ -201,21 +198,8 @@ async def served(
     llm: ScriptedOpenAI, browser_session: BrowserSession, tmp_path: Path
 ) -> AsyncIterator[tuple[Server, str]]:
     """The server on a free port over the shared browser; its printed URL (with the token)."""
-    settings = make_settings(
-        tmp_path / "data", llm_base_url=llm.base_url, llm_api_key="sk-test-123", llm_model="scripted-model"
-    )
-    endpoint = resolve_llm(settings)
-    assert endpoint is not None
-    async with open_checkpointer(settings) as saver:
-        manager = SessionManager(
-            settings, browser=browser_session, llm=build_chat_model(settings, endpoint), checkpointer=saver
-        )
-        server = Server(manager)
-        url = await server.start("127.0.0.1", 0)
-        try:
-            yield server, url
-        finally:
-            await server.stop()
+    async with serving_over(browser_session, llm, tmp_path / "data") as (server, _, url):
+        yield server, url
 
 
 def script_the_mug(llm: ScriptedOpenAI, pages: PageServer) -> None:

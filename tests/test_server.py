@@ -18,15 +18,13 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from browser_copilot import cli
 from browser_copilot.agent.conversation import chat_history, feedback
-from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.llm.provider import build_chat_model, resolve_llm
 from browser_copilot.server.app import Server
 from browser_copilot.server.hub import SSE_KINDS
 from browser_copilot.server.sessions import SessionManager
-from tests.conftest import make_settings
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer
+from tests.support.server import serving_over
 from tests.support.sse import sse_frames as sse
 from tests.support.waiting import async_wait_until
 
@@ -62,24 +60,11 @@ def llm() -> Iterator[ScriptedOpenAI]:
 async def served(
     llm: ScriptedOpenAI, browser_session: BrowserSession, tmp_path: Path
 ) -> AsyncIterator[Served]:
-    settings = make_settings(
-        tmp_path, llm_base_url=llm.base_url, llm_api_key="sk-test-123", llm_model="scripted-model"
-    )
-    endpoint = resolve_llm(settings)
-    assert endpoint is not None
-    async with open_checkpointer(settings) as saver:
-        manager = SessionManager(
-            settings, browser=browser_session, llm=build_chat_model(settings, endpoint), checkpointer=saver
-        )
-        server = Server(manager, heartbeat=0.5)
-        printed = await server.start("127.0.0.1", 0)
+    async with serving_over(browser_session, llm, tmp_path, heartbeat=0.5) as (server, manager, printed):
         assert printed == f"http://127.0.0.1:{server.port}/?token={server.token}"
         headers = {"Authorization": f"Bearer {server.token}"}
         async with aiohttp.ClientSession(headers=headers) as http:
-            try:
-                yield Served(server, manager, http)
-            finally:
-                await server.stop()
+            yield Served(server, manager, http)
 
 
 async def receive(ws: aiohttp.ClientWebSocketResponse, kind: str, **match: Any) -> dict[str, Any]:

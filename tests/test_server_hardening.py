@@ -14,14 +14,12 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.llm.provider import build_chat_model, resolve_llm
 from browser_copilot.server.app import MAX_FRAME, MAX_MESSAGE, Server
 from browser_copilot.server.sessions import SessionManager
-from tests.conftest import make_settings
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.pages import PageServer
+from tests.support.server import serving_over
 from tests.support.sites import Request, Site
 from tests.test_server import LIMIT, receive, say
 
@@ -56,22 +54,13 @@ def llm() -> Iterator[ScriptedOpenAI]:
 async def served(
     llm: ScriptedOpenAI, browser_session: BrowserSession, tmp_path: Path
 ) -> AsyncIterator[Served]:
-    settings = make_settings(
-        tmp_path, llm_base_url=llm.base_url, llm_api_key="sk-test-123", llm_model="scripted-model"
-    )
-    endpoint = resolve_llm(settings)
-    assert endpoint is not None
-    async with open_checkpointer(settings) as saver:
-        manager = SessionManager(
-            settings, browser=browser_session, llm=build_chat_model(settings, endpoint), checkpointer=saver
-        )
-        announced: list[str] = []
-        server = Server(manager, announce=announced.append)
-        await server.start("127.0.0.1", 0)
-        try:
-            yield Served(server, manager, announced)
-        finally:
-            await server.stop()
+    announced: list[str] = []
+    async with serving_over(browser_session, llm, tmp_path, announce=announced.append) as (
+        server,
+        manager,
+        _,
+    ):
+        yield Served(server, manager, announced)
 
 
 def browser_client() -> aiohttp.ClientSession:
