@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from browser_copilot.agent.runner import TurnOutcome
+from browser_copilot.agent.signals import step_summary
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import Event
 from browser_copilot.metrics import Metrics
@@ -124,8 +125,7 @@ class EventPrinter:
             )
         elif kind == "tool_result":
             mark = "[ok]✓[/ok]" if data.get("ok", True) else "[fail]✗[/fail]"
-            summary = " ".join(str(data.get("summary", "")).split())
-            shown = summary if len(summary) <= 140 else summary[:139].rstrip() + "…"
+            shown = step_summary(str(data.get("summary", "")), 140)
             self.console.print(f"    {mark} [muted]{escape(shown)}[/muted]")
         elif kind == "observation":
             dialog = " · dialog open" if data.get("dialog") else ""

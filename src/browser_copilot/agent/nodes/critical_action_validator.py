@@ -107,6 +107,16 @@ def describe(facts: dict[str, Any]) -> str:
     return f'{role} "{facts.get("name") or facts.get("value") or "(no name)"}"'
 
 
+def steps_since_approval(state: AgentState, category: str, step: int) -> int | None:
+    """How many steps before `step` the user allowed an action of `category` (None: the last approval
+    was of another kind, or there was none): the site's own "Are you sure?" right after it is part of
+    that action, not a new one."""
+    approval = state.get("last_approval") or {}
+    if not approval or approval.get("category") != category:
+        return None
+    return step - int(approval.get("step", 0))
+
+
 def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str, Any]]) -> PendingAction:
     """The pending action for code the pre-flight stopped: a hand-over (secret field) or a confirmation."""
     code = str(call["args"].get("code", ""))
@@ -165,8 +175,7 @@ async def _check_dialog(state: AgentState, call: ToolCall, ctx: AgentContext) ->
         verdict = await ctx.judge(facts, verdict)
     if not verdict["destructive"]:
         return None
-    approval = state.get("last_approval") or {}
-    if approval.get("step") == state.get("tool_steps") and approval.get("category") == verdict["category"]:
+    if steps_since_approval(state, verdict["category"], state.get("tool_steps", 0)) == 0:
         return None  # the site asks again about the action the user just allowed
     what = f'dialog "{dialog["message"]}"'
     details = card(

@@ -32,6 +32,7 @@ from browser_copilot.agent.nodes.critical_action_validator import (
     card,
     describe,
     pending_from_checks,
+    steps_since_approval,
 )
 from browser_copilot.agent.signals import (
     CORRECTABLE,
@@ -160,14 +161,11 @@ def _held(run: _Run, call: ToolCall, event: dict[str, Any]) -> str:
     )
 
 
-def _approved_before(run: _Run, event: dict[str, Any]) -> str | None:
-    """ "dialog" when a held action is the site's own confirmation (in a dialog) of the action the user
-    allowed at this step or the one before, of the same category: one card per action. Else None."""
-    approval = run.state.get("last_approval") or {}
-    if not approval or run.steps - int(approval.get("step", -10)) > 1:
-        return None
-    same = approval.get("category") == event["verdict"].get("category")
-    return "dialog" if same and event["facts"].get("dialog") else None
+def _confirms_allowed_action(run: _Run, event: dict[str, Any]) -> bool:
+    """A held action is the site's own confirmation (in a dialog) of the action the user allowed at this
+    step or the one before, of the same category: one card per action."""
+    since = steps_since_approval(run.state, str(event["verdict"].get("category")), run.steps)
+    return since is not None and since <= 1 and bool(event["facts"].get("dialog"))
 
 
 async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
@@ -250,8 +248,8 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         run.failed_kind = "none"
         event = report.held[0]
         what = describe(event["facts"])
-        carried = _approved_before(run, event)
-        if carried == "dialog":
+        carried = _confirms_allowed_action(run, event)
+        if carried:
             event = {**event, "verdict": {**event["verdict"], "reason": "the site's own confirmation of it"}}
         elif not event["verdict"].get("judge"):
             return _held(run, call, event)
@@ -269,7 +267,7 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
         judged.add(what)
         allowed += (
             f"{what} was done as part of the action the user allowed ({event['verdict']['reason']}). "
-            if carried == "dialog"
+            if carried
             else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
         )
         # A click is let through by its name as well (the page may have drawn it anew), an address by
