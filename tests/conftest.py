@@ -18,6 +18,7 @@ import pytest_asyncio
 from browser_copilot.browser.launcher import LaunchedBrowser, launch
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings, env_names, load_settings
+from tests.support.openai_server import ScriptedOpenAI
 from tests.support.pages import PageServer
 from tests.support.postgres import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
@@ -116,3 +117,11 @@ async def browser_session(
     )
     async with BrowserSession(settings, root=ROOT) as session:
         yield session
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedOpenAI]:
+    """The scripted OpenAI-compatible server the app's real `ChatOpenAI` talks to (model
+    `scripted-model`, key `sk-test-123`); a test scripts its replies."""
+    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
+        yield server

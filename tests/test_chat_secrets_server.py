@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import App, app_env
+from tests.support.app import App, app_env, files_holding
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
@@ -25,16 +23,6 @@ CODE = "482977"
 ORDER = "730154"
 """A bare number that says what it is ("order 730154"): it must reach the model."""
 LIMIT = 60.0
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
-
-
-def files_holding(folder: Path, secret: str) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 async def answer(ws: aiohttp.ClientWebSocketResponse) -> dict[str, Any]:

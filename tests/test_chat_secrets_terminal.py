@@ -5,14 +5,12 @@ own hand-over, and credentials in the usual shapes, never reach the model or any
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
-import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import spawn_chat
+from tests.support.app import files_holding, spawn_chat
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.processes import pids_mentioning
 from tests.support.waiting import wait_until
@@ -21,16 +19,6 @@ CODE = "482977"
 SHAPED = ["Tr0ub4dor-BRAVO-99", "Tr0ub4dor-ECHO-77"]
 ORDER = "730154"
 """The same kind of bare number, answering a question for an order number: it must reach the model."""
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
-
-
-def files_holding(folder: Path, secret: str) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 def test_a_code_answering_the_agents_hand_over_and_shaped_credentials_never_leave_the_terminal(

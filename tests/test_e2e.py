@@ -4,10 +4,7 @@ the real MCP server; the app's own assembly (`make_context`) and the SQLite chec
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from browser_copilot.agent.factory import make_context, sessions_db
 from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id, sqlite_checkpointer
@@ -17,12 +14,6 @@ from browser_copilot.llm.provider import build_chat_model, resolve_llm
 from tests.conftest import make_settings
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 async def run_task(

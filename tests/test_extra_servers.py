@@ -549,12 +549,6 @@ async def test_tools_lists_builtin_and_server_tools_marked_and_withdrawn_servers
     assert "asks first fs__write_file" in reply["text"]
 
 
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
-
-
 def write_config(path: Path, config: dict[str, Any]) -> Path:
     path.write_text(json.dumps({"mcpServers": config}, indent=2))
     return path

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 import pytest_asyncio
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -185,12 +184,6 @@ def test_run_exits_with_its_own_code_for_an_unverified_answer(
     assert "Unverified: the app's checks doubt this answer" in done.stdout
     assert FIGURES in done.stdout
     assert MUG in done.stdout
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 @pytest_asyncio.fixture

@@ -38,7 +38,7 @@ from browser_copilot.safety.redaction import find_secrets, mask_secrets
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.ui.chat import ChatApp
 from tests.conftest import make_settings
-from tests.support.app import spawn_chat
+from tests.support.app import files_holding, spawn_chat
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.openai_server import call as api_call
 from tests.support.openai_server import text as api_text
@@ -82,10 +82,6 @@ def system_text(prompt: list[BaseMessage]) -> str:
 
 def tool_texts(values: dict[str, Any]) -> list[str]:
     return [str(m.content) for m in values["messages"] if isinstance(m, ToolMessage)]
-
-
-def files_holding(folder: Path, secret: str) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
 
 
 # ----- the secret filter ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,12 +48,6 @@ class Served:
     def ws_url(self, session: str, token: str | None = None, client: str | None = None) -> str:
         tab = f"&client={client}" if client else ""
         return f"ws://127.0.0.1:{self.server.port}/ws/{session}?token={token or self.token}{tab}"
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 @pytest_asyncio.fixture

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-import pytest
 import pytest_asyncio
 
 from browser_copilot.browser.session import BrowserSession
@@ -42,12 +41,6 @@ class Served:
     @property
     def cookie(self) -> str:
         return f"bc_session_{self.server.port}"
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 @pytest_asyncio.fixture

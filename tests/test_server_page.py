@@ -12,12 +12,11 @@ import base64
 import json
 import shutil
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 
 from browser_copilot.agent.storage import open_checkpointer
@@ -37,12 +36,6 @@ ANSWER = (
     "- inbox: [Mail](http://127.0.0.1/mail.html)\n\n"
     f"The page said {HOSTILE} <script>window.__pwned=2</script>"
 )
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 @dataclass

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolCallChunk
 from rich.console import Console
 
@@ -32,12 +30,6 @@ from tests.support.app import spawn_chat
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer
 from tests.test_terminal import quit_app
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 class OpenGate:

@@ -3,11 +3,9 @@ Chromium and the real MCP server: modes, live progress, a confirmation, Ctrl+C, 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
-import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
 from tests.support.app import spawn_chat
@@ -15,12 +13,6 @@ from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import alive, pids_mentioning
 from tests.support.waiting import wait_until
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
 
 
 def spawn(data_dir: Path, browser: LaunchedBrowser, llm: ScriptedOpenAI) -> pexpect.spawn:

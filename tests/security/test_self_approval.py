@@ -126,12 +126,6 @@ def shop(request: Request, port: int) -> str:
 
 
 @pytest.fixture
-def llm() -> Iterator[ScriptedOpenAI]:
-    with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
-        yield server
-
-
-@pytest.fixture
 def orders() -> Iterator[Site]:
     with Site(shop) as site:
         yield site

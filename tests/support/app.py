@@ -124,3 +124,8 @@ def run_app(*args: str, env: dict[str, str], timeout: float = 120.0) -> subproce
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def files_holding(folder: Path, secret: str) -> list[Path]:
+    """The files below `folder` whose bytes contain `secret`."""
+    return [p for p in folder.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
