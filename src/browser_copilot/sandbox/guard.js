@@ -12,6 +12,7 @@
   const ACTIONABLE = 'button, a[href], input[type=submit], input[type=button], input[type=image], input[type=reset],'
     + ' [role=button], [role=link], [role=menuitem], [role=tab], [role=option], summary, label, [onclick]';
   const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true], .modal.show, .modal.open, .modal.is-open';
+  const BUTTON_TYPES = new Set(['submit', 'button', 'reset', 'image']);  // an <input> that is a button
   const SKIP = new Set(['SELECT', 'OPTION', 'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'DATALIST', 'svg']);
   const MONEY_CATEGORIES = new Set(['pay', 'order', 'book', 'transfer', 'withdraw', 'donate', 'subscribe']);
   const MONEY = /(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|HUF|SEK|NOK|DKK|RON|BGN|TRY|JPY|CNY|INR|BRL|KZT)\b)\s?\d[\d\s.,']*\d|\d[\d\s.,']*\s?(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|HUF|SEK|NOK|DKK|RON|BGN|TRY|JPY|CNY|INR|BRL|KZT|zł|Kč|Ft|kr|lei|лв|грн|руб)(?![\p{L}]))/u;
@@ -44,7 +45,7 @@
     const labelled = ids ? ids.split(/\s+/).map((id) => el.ownerDocument.getElementById(id)?.textContent || '').join(' ') : '';
     if (el.tagName === 'INPUT') {
       const type = (el.getAttribute('type') || '').toLowerCase();
-      if (['submit', 'button', 'reset', 'image'].includes(type)) return clean(aria || el.value || el.alt || type, 120);
+      if (BUTTON_TYPES.has(type)) return clean(aria || el.value || el.alt || type, 120);
       return clean(aria || labelled || (el.labels && el.labels[0] && el.labels[0].innerText) || el.placeholder || el.name, 120);
     }
     return clean(aria || labelled || textOf(el, 120) || el.title || el.getAttribute('title'), 120);
@@ -73,7 +74,7 @@
     return null;
   };
   const isField = (el) => !!el && (el.tagName === 'SELECT' || el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT'
-    && !['submit', 'image', 'button', 'reset'].includes((el.getAttribute('type') || '').toLowerCase())));
+    && !BUTTON_TYPES.has((el.getAttribute('type') || '').toLowerCase())));
   const dialogOf = (el) => closestDeep(el, DIALOG);
   const containerOf = (el) => dialogOf(el) || el.form || el.closest('form') || closestDeep(el, 'section, article, fieldset, [role=region], main');
   const headingOf = (box) => {
@@ -110,7 +111,7 @@
 
   const editableFields = (form) => [...form.querySelectorAll('input, textarea, select')].filter((f) => {
     const type = (f.getAttribute('type') || '').toLowerCase();
-    if (['hidden', 'submit', 'button', 'image', 'reset'].includes(type) || f.disabled || f.readOnly) return false;
+    if (type === 'hidden' || BUTTON_TYPES.has(type) || f.disabled || f.readOnly) return false;
     return !f.checkVisibility || f.checkVisibility({ visibilityProperty: true }) || ['checkbox', 'radio'].includes(type);
   });
   const filled = (f) => {
