@@ -4,21 +4,34 @@ Peer in the same run: the first release's phrase-list classifier (`policy.js` at
 from git history), on the same lines. With an LLM configured (LLM_* in the environment or .env), the
 lines the rules call ambiguous also go to the judge (`policy-check --judge`) and its recall is shown.
 
+Judge calls per observed action: on ordinary pages (the test bed's shop, wiki, search, contact and
+user-list pages, and the documentation pages of bench/observation.py that are installed), every
+button, link and menu item of the observation is checked as the pre-flight would check a click on it;
+the share that would go to the judge is what a model clicking around such pages would cost in judge
+calls (the judge's verdicts are cached per origin and element, so this is an upper bound).
+
+Also the held-out corpus (tests/policy/heldout.jsonl: kinds written apart from the rules, by someone
+who did not see them) and, per language and category, the frozen split.
+
 Usage: uv run python bench/policy.py
 The last line is the summary others script against:
 policy_lines=... policy_seconds=... recall=... fpr=... first_release_recall=... first_release_fpr=...
-judge_recall=...|none judge_fpr=...|none
+judge_recall=...|none judge_fpr=...|none heldout_recall=... heldout_fpr=... heldout_routed=...
+judge_per_action=...
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +43,20 @@ from browser_copilot.safety.classifier import _RUNNER  # noqa: E402
 
 FIRST_RELEASE = "29458e7"
 POLICY = ROOT / "tests" / "policy"
+ORDINARY = [
+    "outline-shop.html",
+    "outline-wiki.html",
+    "outline-contact.html",
+    "outline-users.html",
+    "outline-review.html",
+    "shop.html",
+    "search.html",
+    "results.html",
+    "long.html",
+    "index.html",
+]
+"""Test-bed pages of ordinary browsing (the others are built to hold actions)."""
+ACTION_ROLES = {"button", "link", "menuitem", "tab"}
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -83,6 +110,79 @@ def rates(cases: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> tuple[
     )
 
 
+def routed(cases: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> float:
+    """Of the destructive targets, the share the rules hold or send to the judge."""
+    positives = [v for c, v in zip(cases, verdicts, strict=True) if c["expect"]["destructive"]]
+    return sum(bool(v["destructive"] or v.get("judge")) for v in positives) / max(1, len(positives))
+
+
+def with_judge_flags(lines: list[str]) -> list[dict[str, Any]]:
+    """The classifier's whole verdicts (policy-check prints only its stable fields)."""
+    from browser_copilot.safety.classifier import classify_lines
+
+    return [json.loads(v) for v in classify_lines(lines)]
+
+
+def breakdown(cases: list[dict[str, Any]], verdicts: list[dict[str, Any]], key: str) -> list[str]:
+    """Recall and false-positive rate per value of `key` (language, or the expected category)."""
+    groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for case, verdict in zip(cases, verdicts, strict=True):
+        value = case["expect"]["category"] if key == "category" else str(case.get(key))
+        groups.setdefault(value, []).append((case, verdict))
+    out = []
+    for value, pairs in sorted(groups.items()):
+        pos = [v for c, v in pairs if c["expect"]["destructive"]]
+        neg = [v for c, v in pairs if not c["expect"]["destructive"]]
+        recall = f"{sum(v['destructive'] for v in pos) / len(pos):.2f}" if pos else "  - "
+        fpr = f"{sum(v['destructive'] for v in neg) / len(neg):.2f}" if neg else "  - "
+        out.append(f"{value:<10} {len(pairs):>4} {recall:>6} {fpr:>6}")
+    return out
+
+
+async def judge_per_action() -> tuple[int, int, list[str]]:
+    """Observed actions on ordinary pages, and how many of them the pre-flight would send to the judge."""
+    from browser_copilot.browser.guarded import guarded_code, preflight_checks
+    from browser_copilot.browser.observation import observe
+    from browser_copilot.browser.session import BrowserSession
+    from common import bench_browser
+    from observation import MultiRoot, corpus
+
+    roots, pages, _ = corpus(None)
+    pages = [p for p in pages if p[0] != "testbed" or p[2] in ORDINARY]
+    MultiRoot.roots = roots
+    server = ThreadingHTTPServer(("127.0.0.1", 0), MultiRoot)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    actions = judged = 0
+    lines: list[str] = []
+    try:
+        with bench_browser("bc-bench-policy-") as (browser, work):
+            settings = load_settings(
+                None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
+            )
+            async with BrowserSession(settings) as session:
+                for _package, key, page in pages:
+                    await session.goto(f"{base}/{key}/{page}")
+                    observation = await observe(session, full=True)
+                    numbers = [e.n for e in observation.elements if e.role in ACTION_ROLES]
+                    if not numbers:
+                        continue
+                    # Named as clicks (the pre-flight reads the code), never run: `if (false)`.
+                    clicks = "; ".join(f"await el({n}).click()" for n in numbers)
+                    code = f"async (page) => {{ if (false) {{ {clicks} }} }}"
+                    frames = {str(k): v for k, v in observation.frames_by_number().items()}
+                    result = await session.run_code(guarded_code(code, frames))
+                    checks = preflight_checks(result) or []
+                    asked = [c for c in checks if c["verdict"].get("judge")]
+                    actions += len(numbers)
+                    judged += len(asked)
+                    names = ", ".join(sorted({str(c["facts"].get("name"))[:24] for c in asked}))[:80]
+                    lines.append(f"{page[:28]:<28} {len(numbers):>7} {len(asked):>6}  {names}")
+    finally:
+        server.shutdown()
+    return actions, judged, lines
+
+
 def main() -> int:
     frozen = load(POLICY / "frozen.jsonl")
     lines = [json.dumps(c, ensure_ascii=False) for c in frozen]
@@ -101,17 +201,46 @@ def main() -> int:
         judged, _ = policy_check(lines, "--judge")
         j_recall, j_fpr = rates(frozen, judged)
         judge, judge_fpr = f"{j_recall:.3f}", f"{j_fpr:.3f}"
+    heldout_path = POLICY / "heldout.jsonl"
+    held = load(heldout_path) if heldout_path.is_file() else []
+    held_verdicts = with_judge_flags([json.dumps(c, ensure_ascii=False) for c in held]) if held else []
+    h_recall, h_fpr = rates(held, held_verdicts) if held else (float("nan"), float("nan"))
+    h_routed = routed(held, held_verdicts) if held else float("nan")
+    frozen_full = with_judge_flags(lines)
+    actions, judged, page_lines = asyncio.run(judge_per_action())
     languages = len({c["lang"] for c in frozen})
     print(f"Destructive-action classifier on the frozen split: {len(frozen)} targets, {languages} languages")
     print(f"{'classifier':<42} {'recall':>7} {'fpr':>7}")
     print(f"{'rules (this release)':<42} {recall:>7.3f} {fpr:>7.3f}")
     print(f"{'first release phrase list (' + FIRST_RELEASE + ')':<42} {old_recall:>7.3f} {old_fpr:>7.3f}")
     print(f"{'rules + judge (configured model)':<42} {judge:>7} {judge_fpr:>7}")
+    print(f"{'frozen: held or sent to the judge':<42} {routed(frozen, frozen_full):>7.3f}")
+    if held:
+        languages_held = len({c["lang"] for c in held})
+        print(f"\nHeld-out kinds (tests/policy/heldout.jsonl): {len(held)} targets, {languages_held} langs")
+        print(f"{'rules alone':<42} {h_recall:>7.3f} {h_fpr:>7.3f}")
+        print(f"{'held or sent to the judge':<42} {h_routed:>7.3f}")
+        print(f"{'kind':<28} {'n':>4} {'recall':>6} {'fpr':>6}")
+        for row in breakdown(held, held_verdicts, "kind"):
+            print(row)
+    print("\nFrozen split per language (n, recall, fpr):")
+    per_language = breakdown(frozen, frozen_full, "lang")
+    for start in range(0, len(per_language), 3):
+        print("   ".join(per_language[start : start + 3]))
+    print("\nFrozen split per category (n, recall, fpr):")
+    for row in breakdown(frozen, frozen_full, "category"):
+        print(row)
+    print(f"\nJudge calls per observed action on ordinary pages: {judged} of {actions}")
+    print(f"{'page':<28} {'actions':>7} {'judge':>6}  names sent to the judge")
+    for row in page_lines:
+        print(row)
+    per_action = judged / max(1, actions)
     print(f"policy-check: 1000 lines in {seconds:.2f} s (Python and Node start included)")
     print(
         f"policy_lines=1000 policy_seconds={seconds:.2f} recall={recall:.3f} fpr={fpr:.3f} "
         f"first_release_recall={old_recall:.3f} first_release_fpr={old_fpr:.3f} "
-        f"judge_recall={judge} judge_fpr={judge_fpr}"
+        f"judge_recall={judge} judge_fpr={judge_fpr} heldout_recall={h_recall:.3f} heldout_fpr={h_fpr:.3f} "
+        f"heldout_routed={h_routed:.3f} judge_per_action={per_action:.3f}"
     )
     return 0
 

@@ -136,6 +136,26 @@ def test_on_the_tuning_set_the_rules_keep_recall_high_and_false_positives_low(
     assert fpr <= 0.05, flagged
 
 
+def test_on_the_held_out_kinds_the_rules_hold_most_and_send_the_rest_to_the_judge(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """tests/policy/heldout.jsonl: kinds the rules used to miss, written apart from them (never tuned on).
+    Floors a little under today's figures (0.929 / 0.083 / 0.988), so a regression fails."""
+    from browser_copilot.safety.classifier import classify_lines
+
+    cases = load(POLICY / "heldout.jsonl")
+    verdicts = [json.loads(v) for v in classify_lines([json.dumps(c, ensure_ascii=False) for c in cases])]
+    recall, fpr, _, _ = rates(list(zip(cases, verdicts, strict=True)))
+    positives = [v for c, v in zip(cases, verdicts, strict=True) if c["expect"]["destructive"]]
+    routed = sum(bool(v["destructive"] or v["judge"]) for v in positives) / len(positives)
+    with capsys.disabled():
+        print(report("policy held-out kinds (rules alone)", cases, verdicts) + f" routed={routed:.3f}")
+    assert len({c["lang"] for c in cases}) >= 40
+    assert recall >= 0.92
+    assert fpr <= 0.10
+    assert routed >= 0.98
+
+
 def test_policy_check_keeps_its_line_contract() -> None:
     verdicts = run_policy_check(
         [

@@ -38,6 +38,11 @@ SIGNAL_KEYS = (
     "confirm",
     "disclosure",
     "in_nav",
+    "heading",
+    "icon",
+    "message",
+    "consent",
+    "fields",
 )
 VERDICT_KEYS = ("destructive", "category", "reason")
 """The stable `policy-check` output; the classifier also says whether a judge should look (`judge`)."""

@@ -119,6 +119,8 @@
       progress: compile(gather((l) => l.progress)),
       warnings: compile(gather((l) => l.warnings)),
       reversible: compile(gather((l) => l.reversible)),
+      views: compile(gather((l) => l.views)),
+      totals: compile(gather((l) => l.totals)),
     };
     tables.set(key, table);
     return table;
@@ -132,17 +134,31 @@
   const languageOf = (lang) => (__LANGUAGE_OF__)(LEXICON, lang);
 
   const covers = (outer, inner) => outer[0] <= inner[0] && outer[1] >= inner[1] && outer[1] - outer[0] > inner[1] - inner[0];
+  // Warning words ("permanently", "cannot be undone", "are you sure"), not those inside a longer words
+  // of a total ("최종 결제금액", final amount).
+  const warnings = (T, text) => {
+    const totals = spans(T.totals, text, true);
+    return spans(T.warnings, text, true).filter((w) => !totals.some((t) => covers(t, w)));
+  };
+  // Words that say it cannot be undone: nothing they qualify is reversible.
+  const irreversible = (T, text) => warnings(T, text).length > 0;
   // Every destructive phrase in the text that no safe/negative phrase covers; longest first. A delete
-  // or cancel whose text names a reversible thing ("remove from wishlist", "clear filters") is safe.
-  const hits = (T, text, loose = false) => {
+  // or cancel whose text names a reversible thing ("remove from wishlist", "clear filters") is safe,
+  // unless the text says it is permanent (in several languages the trash and the basket are one word).
+  // An action word right after a word of looking ("Review transfer", "Translate post") is not done yet.
+  const hits = (T, text, loose = false, keepReversible = false) => {
     // Shields match exactly: a loose shield ("remover") would hide the very word it resembles ("remove").
     const shields = [...spans(T.safe, text), ...spans(T.negative, text)];
-    const reversible = spans(T.reversible, text).length > 0;
+    const views = spans(T.views, text);
+    const reversible = !keepReversible && spans(T.reversible, text).length > 0 && !irreversible(T, text);
+    const viewed = (span) => views.some((v) => covers(v, span) || (v[1] <= span[1] && !text.slice(v[1], span[1]).trim())
+      || (v[1] <= span[0] && !text.slice(v[1], span[0]).trim()));
     const found = [];
     for (const [category, index] of T.actions) {
       if (reversible && REVERSIBLE_CATEGORIES.has(category)) continue;
       for (const span of spans(index, text, loose)) {
-        if (!shields.some((s) => covers(s, span) || (s[0] === span[0] && s[1] === span[1]))) found.push([category, ...span]);
+        if (shields.some((s) => covers(s, span) || (s[0] === span[0] && s[1] === span[1])) || viewed(span)) continue;
+        found.push([category, ...span]);
       }
     }
     return found.sort((a, b) => (b[2] - b[1]) - (a[2] - a[1]) || a[1] - b[1]);
@@ -154,18 +170,26 @@
     for (const index of lists) for (const [start, end] of spans(index, text)) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
     return rest.replace(/[\p{N}\s'\-]/gu, '') === '';
   };
-  const known = (T, text) => [T.safe, T.negative, T.generic, T.progress, T.reversible, ...T.actions.map((a) => a[1])]
+  const known = (T, text) => [T.safe, T.negative, T.generic, T.progress, T.reversible, T.views, ...T.actions.map((a) => a[1])]
     .some((index) => spans(index, text).length > 0);
   const startsWith = (index, text) => spans(index, text).some(([start]) => start === 0);
 
   // An amount of money: a currency sign, an ISO code or a common currency word next to a number (any
   // script's digits).
-  const CURRENCY = '[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼৳֏]|(?<![\\p{L}])(?:[A-Z]{3}|zł|kč|Kč|Ft|kr|lei|лв|грн|руб|тг|сум|сом|сомони|сомонӣ|драм|лари|ман|din|kn|Rp|RM|Rs|đ|тенге|تومان|ریال|ر\\.س|د\\.إ|ج\\.م|ש"ח|บาท|টাকা|रु|円|元|원)(?![\\p{L}])';
+  const CURRENCY = '[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼৳֏]|(?<![\\p{L}])(?:[A-Z]{3}|zł|kč|Kč|Ft|kr|lei|лв|грн|руб|тг|сум|сом|сомони|сомонӣ|драм|лари|ман|din|kn|Rp|RM|Rs|đ|тенге|تومان|ریال|ر\\.س|د\\.إ|ج\\.م|ש"ח|บาท|টাকা|रु|रू|円|元|원|ብር|ரூ|රු|៛|ကျပ်|روپے|KSh|TSh|USh|₵|GH₵|FCFA|CFA|TL|so\\Wm|сўм)(?![\\p{L}])';
   const MONEY = new RegExp(`(?:${CURRENCY})\\s?[\\p{Nd}]|[\\p{Nd}][\\p{Nd}\\s.,٬'’]*\\s?(?:${CURRENCY})`, 'u');
-  const ICONS = [
-    ['delete', /\b(trash|bin|delete|remove|garbage|bin-?icon)\b/i], ['send', /\b(send|paper-?plane)\b/i],
-    ['pay', /\b(credit-?card|payment)\b/i],
-  ];
+  // Icon names (class names, data-icon, an icon font's ligature) of controls without a name: what the
+  // icon shows (lexicon.json `icons`: category → words; `safe`: close, menu, search...).
+  const ICONS = Object.entries(LEXICON.icons || {}).map(([category, words]) => [category, compile(words)]);
+  const iconOf = (facts) => {
+    const raw = `${facts.icon || ''} ${(String(facts.context || '').match(/class: ([^·]*)/) || ['', ''])[1]}`;
+    const text = raw.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/(\p{L})(\p{N})/gu, '$1 $2').toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+    if (!text) return null;
+    const found = ICONS.filter(([category, index]) => category !== 'safe' && spans(index, text).length);
+    if (found.length) return found[0][0];
+    return ICONS.some(([category, index]) => category === 'safe' && spans(index, text).length) ? 'safe' : null;
+  };
   // Letters of scripts that no language of the table is written in (Ethiopic, Tamil, Khmer...).
   const OTHER_SCRIPT = /(?![\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Georgian}\p{Script=Hebrew}\p{Script=Arabic}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Thai}\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}])\p{L}/u;
   const NON_ACTION_ROLES = new Set(['checkbox', 'radio', 'textbox', 'searchbox', 'combobox', 'option', 'tab',
@@ -223,13 +247,40 @@
     const category = (fallback) => (contextHit ? contextHit[0] : fallback);
     if (facts.confirm) return ['the page asks to confirm', category('submit')];
     if (facts.payment) return ['its form takes payment details', 'pay'];
-    const warns = spans(T.warnings, contextText, true).length > 0;
+    const warns = warnings(T, contextText).length > 0;
     if (facts.dialog && (warns || contextHit)) return ['a dialog that warns', category('delete')];
     if (warns) return ['the text next to it warns', category('submit')];
     if (facts.review) return ['it commits a review step', category('submit')];
-    if (facts.amount || MONEY.test(String(facts.context || ''))) return ['an amount sits in its form', category('pay')];
+    if (facts.consent) return ['its form accepts terms (a ticked box that links to them)', 'accept'];
+    if (facts.message) return ['it sends the message typed in its form', category('send')];
+    // An amount: the page's amount signal, money in the text, or a total's words beside a number.
+    if (facts.amount || MONEY.test(String(facts.context || ''))
+        || (/\p{Nd}/u.test(String(facts.context || '')) && spans(T.totals, contextText, true).length)) {
+      return ['an amount sits in its form', category('pay'), 'amount'];
+    }
     if (facts.danger) return ['it is styled as dangerous', category('delete')];
     return null;
+  };
+
+  // "Step 2 of 4", "Paso 2 de 4", "2/4": where a wizard is (language-neutral: two numbers joined by a
+  // slash or one or two short words). 'before' the last step, 'last', or null (no counter).
+  const STEP = /(\p{Nd}{1,2})\s*(?:\/|[\p{L}\p{M}]{1,4}(?:\s[\p{L}\p{M}]{1,3})?)\s*(\p{Nd}{1,2})(?![\p{Nd}.,:])/u;
+  const stepOf = (context) => {
+    const found = STEP.exec(String(context || ''));
+    if (!found) return null;
+    const [at, of] = [Number(found[1]), Number(found[2])];
+    if (!(of >= 2 && of <= 10 && at >= 1 && at <= of)) return null;
+    return at < of ? 'before' : 'last';
+  };
+  // "Continue" beside a price is a step of the way (shipping, a seat) unless the page is the last step:
+  // a step counter says so, or a summary with a total and nothing left to fill in. A review step, a
+  // payment form, a dialog or (without a counter) words of the action around it are not on the way.
+  const onTheWay = (T, facts, signal, contextHit, contextText) => {
+    if (signal[2] !== 'amount' || facts.dialog) return false;
+    const step = stepOf(facts.context);
+    if (step) return step === 'before';
+    if (contextHit) return false;
+    return !(!Number(facts.editable) && spans(T.totals, contextText, true).length > 0);
   };
 
   const decide = (T, facts) => {
@@ -238,14 +289,14 @@
     const tag = norm(facts.tag);
     const method = norm(facts.form_method);
     const name = norm(facts.name) || (BUTTON_TYPES.has(type) ? norm(facts.value) : '');
-    const contextText = norm(facts.context);
     const href = String(facts.href || '');
     const isLink = (role === 'link' || (tag === 'a' && !role)) && !/^\s*(javascript:|#|$)/i.test(href || (tag === 'a' ? 'x' : ''));
     const submits = type === 'submit' || type === 'image' || tag === 'form';
     const postForm = submits && !!method && method !== 'get';
 
     // Ticking, choosing and typing can be undone; the button that sends the form is what commits.
-    if (NON_ACTION_ROLES.has(role) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea') {
+    if (NON_ACTION_ROLES.has(role) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea'
+        || (tag === 'label' && !role)) {
       return safe(`a ${role || type || tag || 'field'} is not an action`);
     }
     // A link or a navigation to an address that acts when opened: held like the button it stands for.
@@ -264,7 +315,13 @@
     if (!facts.dialog && (/(…|\.\.\.)\s*$/.test(String(facts.name || '')) || facts.haspopup)) {
       return safe('it opens a dialog or menu first');
     }
-    const found = hits(T, name);
+    // In a dialog that warns it cannot be undone, emptying or removing is permanent, whatever it names.
+    const contextText = norm(facts.context);
+    const found = hits(T, name, false, !!facts.dialog && irreversible(T, contextText));
+    // What removing "from" a reversible-sounding list does depends on the list: a cart shows prices, a
+    // trash (the same word in several languages) does not.
+    const listRemoval = !found.length && !facts.dialog && hits(T, name, false, true).some((h) => REVERSIBLE_CATEGORIES.has(h[0]))
+      && !MONEY.test(String(facts.context || ''));
     if (facts.bulk) {
       // The effect is the chosen option ("Suspend"), whatever the button says ("Apply", "Go").
       const bulk = hits(T, norm(facts.bulk))[0];
@@ -275,12 +332,15 @@
     if (!name) {
       // Activated inside a closed shadow root: what it was cannot be read, so the judge looks.
       if (facts.opaque) return safe('a control inside a closed component (nothing of it can be read)', true);
-      for (const [category, rx] of ICONS) {
-        if (rx.test(String(facts.context || ''))) return verdict(true, category, `icon-only control (${category} icon)`);
-      }
+      const icon = iconOf(facts);
+      if (icon === 'safe') return safe('an icon of an ordinary control (close, menu, search...)');
+      if (icon) return verdict(true, icon, `icon-only control (${icon} icon)`);
       const signal = committing(T, facts, contextText, contextHit);
-      if (signal && (postForm || facts.dialog || facts.payment || facts.review)) return verdict(true, signal[1], `a control without a name: ${signal[0]}`, true);
-      return safe('no name and no telling icon', postForm);
+      if (signal && (postForm || facts.dialog || facts.payment || facts.review || (submits && facts.message))) {
+        return verdict(true, signal[1], `a control without a name: ${signal[0]}`, true);
+      }
+      // Nothing says what it does: the judge looks.
+      return safe('no name and no telling icon', !isLink);
     }
     const hit = found[0];
     if (hit && !(startsWith(T.negative, name) && hit[1] > 0)) {
@@ -290,8 +350,9 @@
       const rawHeading = String(facts.heading || String(facts.context || '').split(' · ')[0]);
       const heading = norm(rawHeading);
       if (heading && !/[?？؟]/.test(rawHeading) && spans(T.reversible, heading).length && !facts.payment && !facts.dialog
-          && (category === 'delete' || category === 'pay' || category === 'order')) {
-        return safe(`"${phrase}" in a section about "${heading.slice(0, 40)}"`);
+          && !irreversible(T, name) && (category === 'delete' || category === 'pay' || category === 'order')) {
+        const prices = MONEY.test(String(facts.context || ''));
+        return safe(`"${phrase}" in a section about "${heading.slice(0, 40)}"`, category === 'delete' && !prices);
       }
       if (isLink && NAVIGABLE.has(category) && !(facts.dialog || facts.payment || facts.confirm)) {
         return safe(`"${phrase}" is a link to the page where it is done`);
@@ -302,30 +363,61 @@
       return verdict(true, category, `"${phrase}"`);
     }
     if (onlyOf(name, T.negative) || startsWith(T.negative, name)) return safe(`"${name}" declines or steps back`);
+    if (listRemoval) return safe(`"${name}" removes from a list`, true);
+    // In a dialog, a button that repeats its question's words ("Leave group X?" · "Leave") does it.
+    if (facts.dialog && !isLink && answersQuestion(name, String(facts.context || '').normalize('NFKC').toLowerCase())) {
+      return verdict(true, contextHit ? contextHit[0] : 'submit', `"${name}" answers the dialog's question`, true);
+    }
+    // A confirming word beside other words ("Agree and sign up", "Accept and create account"): in a form
+    // that commits, it agrees to what the form says. A ticked box that links to terms says the same.
+    if (submits && postForm) {
+      const safeSpans = spans(T.safe, name);
+      const agrees = !onlyOf(name, T.generic, T.progress) && spans(T.generic, name)
+        .some((g) => !safeSpans.some((s) => covers(s, g) || (s[0] === g[0] && s[1] === g[1])));
+      if (agrees) return verdict(true, 'accept', `"${name}" agrees in a form that commits`);
+      if (facts.consent) return verdict(true, 'accept', `"${name}" where its form accepts terms`);
+    }
     if (onlyOf(name, T.safe, T.negative, T.progress, T.generic, T.reversible) && (spans(T.safe, name).length || spans(T.reversible, name).length)) {
-      return safe(`"${name}" is an ordinary step`);
+      // "Update", "Save" of a form the user edited may change a live record (an order's address, a
+      // price): the judge looks. Not a sign-in (a secret typed) and not a way to a review.
+      const edited = (facts.fields || []).some((f) => f.filled) || Number(facts.editable) > 0;
+      const signIn = (facts.fields || []).some((f) => f.secret && f.filled);
+      return safe(`"${name}" is an ordinary step`, submits && postForm && edited && !signIn && !spans(T.views, name).length);
     }
     // A price on the button itself ("Renew for 35.00 BYN", "Give 100 kr"): clicking it spends money.
     if (MONEY.test(String(facts.name || facts.value || '')) && !isLink
         && !spans(T.safe, name).length && !spans(T.reversible, name).length) {
       return verdict(true, contextHit && NAVIGABLE.has(contextHit[0]) ? contextHit[0] : 'pay', 'a price on the button', true);
     }
+    // "Continue to review", "Check the details", "Review transfer": it shows or leads to a page where the
+    // action is looked at, not done (an action word after the word of looking was not counted).
+    if (spans(T.views, name).length && (spans(T.progress, name).length || !found.length)) {
+      return safe(`"${name}" leads to a review`);
+    }
     const generic = onlyOf(name, T.generic, T.progress);
     const progress = generic && !spans(T.generic, name).length;
     const signal = committing(T, facts, contextText, contextHit);
     if (generic) {
       if (submits && method === 'get') return safe('a GET form only asks for a page');
+      if (signal && progress && onTheWay(T, facts, signal, contextHit, contextText)) {
+        return safe(`"${name}" moves on (${signal[0]}, not the last step)`, true);
+      }
       if (signal) return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
       if (!progress && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`, true);
       if (!progress && postForm) return verdict(true, 'submit', `"${name}" submits a form (${method})`, true);
       if (progress && facts.dialog && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`, true);
-      return safe(`"${name}" moves on`, postForm);
+      // A confirming word with nothing around it that says what it confirms ("Finish", "OK"): the judge looks.
+      return safe(`"${name}" moves on`, postForm || (!progress && !isLink));
     }
     // Words the table does not know (another script, another verb): what the control does decides.
     if (!isLink && answersQuestion(name, String(facts.context || '').normalize('NFKC').toLowerCase())) {
       return verdict(true, contextHit ? contextHit[0] : 'submit', `"${name}" answers the dialog's question`, true);
     }
-    if (signal && (postForm || facts.dialog || facts.payment || facts.review || facts.danger || facts.confirm)) {
+    if (signal && onTheWay(T, facts, signal, contextHit, contextText) && stepOf(facts.context) === 'before') {
+      return safe(`"${name}" moves on (${signal[0]}, step ${String(facts.context).match(STEP)[0]})`, true);
+    }
+    if (signal && (postForm || facts.dialog || facts.payment || facts.review || facts.danger || facts.confirm
+        || (submits && (facts.message || facts.consent)))) {
       return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
     }
     if (isLink) return safe('a link');

@@ -175,6 +175,26 @@
     return null;
   };
 
+  // What an icon-only control's icon is called: class names, data-icon, an SVG sprite's id, an icon
+  // font's ligature ("delete_forever"), on it and its first descendants.
+  const iconOf = (el) => {
+    const parts = [];
+    for (const n of [el, ...el.querySelectorAll('*')].slice(0, 6)) {
+      parts.push(typeof n.className === 'string' ? n.className : n.getAttribute('class') || '');
+      parts.push(n.getAttribute('data-icon') || '', n.getAttribute('href') || n.getAttribute('xlink:href') || '');
+      if (/icon|symbol/i.test(parts[parts.length - 3]) && n.childElementCount === 0) parts.push(clean(n.textContent, 40));
+    }
+    return clean(parts.filter(Boolean).join(' '), 160) || null;
+  };
+  const messageOf = (box) => {
+    if (!box) return '';
+    for (const field of box.querySelectorAll('textarea, [contenteditable=""], [contenteditable=true]')) {
+      const text = field.tagName === 'TEXTAREA' ? field.value : field.innerText;
+      if (text && text.trim() && !isSecret(field)) return text.trim();
+    }
+    return '';
+  };
+
   const factsOf = (el) => {
     const form = el.form || el.closest('form');
     const tag = el.tagName.toLowerCase();
@@ -214,7 +234,55 @@
       fields: fields.slice(0, 12).map((f) => ({ label: labelOf(f), type: (f.getAttribute('type') || f.tagName).toLowerCase(), filled: filled(f), secret: isSecret(f) })),
       bulk: bulk ? bulk.action : null,
       count: bulk ? bulk.count : null,
+      icon: nameOf(el) ? null : iconOf(el),
+      // Its form or dialog holds a message the user typed (a reply, a post): submitting it sends that.
+      message: !!messageOf(form || dialogOf(el)),
+      // Its form has a ticked box that links to terms, or a required one: submitting it agrees.
+      consent: !!form && [...form.querySelectorAll('input[type=checkbox]')].some((c) => c.checked
+        && (c.required || !!(c.labels && [...c.labels].some((l) => l.querySelector('a[href]'))))),
     };
+  };
+
+  // What the action commits, as a person checks it on the card, read from the page's structure, not
+  // its words: the dialog that asks (its whole question), the row the control acts on (which of two
+  // "George Adams"), the first lines of a rich-text message; for money actions the order's lines (rows
+  // with a price, with their quantity) and the page's short labelled parts (an <address>, a <dl>, a
+  // section or fieldset under its own heading: delivery, payment). At most 8 lines.
+  const SUMMARY_SKIP = 'nav, header, footer, aside, select, script, style, [aria-hidden=true], [role=navigation]';
+  const commitmentOf = (el, verdict) => {
+    const out = [];
+    const seen = new Set();
+    const add = (label, text) => {
+      const line = clean(text, 160);
+      if (!line || out.length >= 8 || [...seen].some((s) => s.includes(line))) return;
+      seen.add(line);
+      out.push([clean(label, 40), line]);
+    };
+    const dialog = dialogOf(el);
+    if (dialog) add('dialog', textOf(dialog, 160).replace(textOf(el, 60), ' '));
+    const row = closestDeep(el, 'tr, li, [role=row]');
+    if (row) add('row', textOf(row, 160).replace(textOf(el, 60), ' '));
+    const box = dialog || el.form || el.closest('form') || closestDeep(el, 'section, article, [role=region]');
+    const editor = box && box.querySelector('[contenteditable=""], [contenteditable=true], [role=textbox][contenteditable]');
+    if (editor && (editor.innerText || '').trim()) add('message', editor.innerText);
+    if (!MONEY_CATEGORIES.has(verdict.category)) return out;
+    const root = dialog || el.ownerDocument.body;
+    const lines = [...root.querySelectorAll('tr, li, [role=row]')].filter((r) => !r.closest(SUMMARY_SKIP)
+      && !r.querySelector('tr, li, [role=row]') && !r.contains(el) && MONEY.test(r.textContent || ''));
+    for (const line of lines.slice(0, 6)) {
+      const quantity = line.querySelector('input[type=number], input[inputmode=numeric], select');
+      const count = quantity && quantity.tagName === 'SELECT' ? quantity.selectedOptions[0]?.textContent : quantity?.value;
+      add('order', (count ? `${clean(count, 8)} × ` : '') + textOf(line, 150));
+    }
+    if (lines.length > 6) add('order', `and ${lines.length - 6} more lines`);
+    for (const part of root.querySelectorAll('address, dl, section, fieldset, [role=region], [role=group]')) {
+      if (part.closest(SUMMARY_SKIP) || part.contains(el) || part.querySelector('section, fieldset, table, ul, ol')) continue;
+      const heading = part.tagName === 'ADDRESS' ? 'address' : headingOf(part);
+      const text = textOf(part, 260);
+      if (!text || text.length > 240 || (part.tagName !== 'ADDRESS' && part.tagName !== 'DL' && !heading)) continue;
+      add(heading || 'details', heading && text.startsWith(heading) ? text.slice(heading.length) : text);
+    }
+    return out;
   };
 
   // What the user would want to see on the card, read when the action is held (after the code typed):
@@ -233,7 +301,7 @@
       if (clean(value, 80)) values.push([type === 'radio' ? field.name || label : label, clean(value, 80)]);
     }
     const amount = MONEY_CATEGORIES.has(verdict.category) ? facts.amount : null;
-    return { values: values.slice(0, 12), amount, count: facts.count };
+    return { values: values.slice(0, 12), amount, count: facts.count, details: commitmentOf(el, verdict) };
   };
 
   const windows = () => {
@@ -254,7 +322,7 @@
     const verdict = classify(facts);
     if (!verdict.destructive && !verdict.judge) return null;
     return { kind: 'navigate', url, facts: { ...facts, name: `the address ${url.slice(0, 100)}` }, verdict,
-      values: [], amount: null, count: null };
+      values: [], amount: null, count: null, details: [] };
   };
 
   const install = (win) => {
@@ -436,7 +504,7 @@
       const facts = found ? factsOf(found.closest(ACTIONABLE) || found)
         : { tag: 'button', role: 'button', name, context: '', url: location.href, title: document.title };
       const verdict = classify(facts);
-      out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null }) });
+      out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null, details: [] }) });
     }
     return out;
   }
