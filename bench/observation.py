@@ -1,30 +1,41 @@
 """Observation size, speed and coverage against @playwright/mcp's own `browser_snapshot`.
 
-For each page of the test bed and of real documentation from Debian packages (python3-doc,
-postgresql-doc-15, sqlite3-doc, cppreference-doc-en-html, python-django-doc, apache2-doc,
-libjs-jquery-ui-docs), served on 127.0.0.1, in one run and one browser:
-  tokens     exact o200k tokens of what the model reads: our observation message (default, viewport
-             mode) vs the text `browser_snapshot` returns for the same page
-  ms         our extraction (one code call) vs `browser_snapshot`, medians of 3
+For each page of the test bed (its `app-*.html` pages are the "app pages", its `doc-*.html` pages
+long documents) and of real documentation from Debian packages (python3-doc, postgresql-doc-15,
+sqlite3-doc, cppreference-doc-en-html, python-django-doc, apache2-doc, libjs-jquery-ui-docs), served
+on 127.0.0.1, in one run and one browser:
+  tokens     exact o200k tokens of what the model reads: our observation message (default view) vs the
+             text `browser_snapshot` returns for the same page; "full": our full-page observation
+  ms         our extraction (one code call), median of 3 repeated observations of the same document,
+             vs `browser_snapshot`, median of 3; "first": the first observation of a new document
+             (it also puts the extractor into the document); "page": the extraction's own time in the page
   coverage   share of the page's interactive elements in Playwright's aria snapshot (whole page) that
-             our whole-page observation lists, matched by role and name
+             our observation lists, matched by role and name (a select's listed options count as its
+             options): "cover" for the whole-page observation, "view" for the default view
   actionable share of the numbers we list (default mode) whose `el(N)` resolves to one visible element
   fidelity   share of the page's visible sentences (its innerText split into lines, table cells and
              sentences) that appear whole in our whole-page observation ("sent"), and share of its
              numbers (tokens with a digit: prices, dates, totals) that appear there ("nums")
+Timings depend on what else runs on the machine: the summary gives the load average and the time of
+an empty code call (the floor every observation pays) next to them.
 
 Usage: uv run python bench/observation.py [--only testbed|docs]
 Missing documentation packages are skipped with a note (`apt-get install` them for the full corpus).
 The last line is the summary others script against:
 median_token_ratio=... coverage=... actionable=... median_extract_ms=... median_tokens=...
-fidelity_sentences=... fidelity_numbers=...
-(fidelity pooled over all pages' sentences and numbers; median_tokens: our default observation)
+fidelity_sentences=... fidelity_numbers=... view_coverage=... app_view_coverage=... app_token_ratio=...
+app_median_extract_ms=... first_extract_ms=... median_page_ms=... call_floor_ms=... loadavg=...
+doc_full_token_ratio=...
+(fidelity pooled over all pages' sentences and numbers; median_tokens: our default observation;
+coverage and view_coverage pooled over all pages' aria elements; app_* over the app pages;
+doc_full_token_ratio: median of our full-page tokens / snapshot tokens on long documents)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import statistics
 import sys
@@ -150,10 +161,36 @@ def our_role(role: str) -> str:
     return {"password": "textbox", "clickable": "button"}.get(role, role)
 
 
+_OPTIONS = re.compile(r"options=\d+: (.*)$")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def listed(ours: Observation) -> list[tuple[str, str]]:
+    """(role, name) of what the observation names: its elements (a folded list only by the names its
+    line shows), and the options a select lists and its chosen value."""
+    folds = {f.id: f for f in ours.folds}
+    found: list[tuple[str, str]] = []
+    shown: dict[int, int] = {}
+    for e in ours.elements:
+        if e.fold in folds:
+            shown[e.fold] = shown.get(e.fold, 0) + 1
+            if shown[e.fold] > 3:
+                continue
+        found.append((our_role(e.role), norm(e.name)))
+        if e.role in ("combobox", "listbox"):
+            value = re.search(r'value="([^"]*)"', e.state)
+            options = _OPTIONS.search(e.state)
+            names = ([value.group(1)] if value else []) + (
+                _QUOTED.findall(options.group(1)) if options else []
+            )
+            found.extend(("option", norm(name)) for name in names)
+    return found
+
+
 def coverage(aria: list[tuple[str, str]], ours: Observation) -> float:
     if not aria:
         return 1.0
-    pool = Counter((our_role(e.role), norm(e.name)) for e in ours.elements)
+    pool = Counter(listed(ours))
     by_role: dict[str, list[str]] = {}
     for (role, name), count in pool.items():
         by_role.setdefault(role, []).extend([name] * count)
@@ -198,16 +235,27 @@ async def snapshot(session: BrowserSession) -> tuple[str, float]:
     return text, (time.perf_counter() - started) * 1000
 
 
+async def floor_ms(session: BrowserSession) -> float:
+    """An empty code call: what every observation pays before it does anything (median of 5)."""
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        await session.run_code("async (page) => 1", idempotent=True)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
     await session.goto(url)
-    ours_ms, peer_ms = [], []
-    observation = None
+    first = await observe(session)
+    ours_ms, peer_ms, page_ms = [], [], []
+    observation = first
     for _ in range(3):
         observation = await observe(session)
         ours_ms.append(observation.extract_ms)
+        page_ms.append(observation.page_ms)
         peer_text, elapsed = await snapshot(session)
         peer_ms.append(elapsed)
-    assert observation is not None
     ours_text = str(observation_message(to_state(observation)).content)
     full = await observe(session, full=True)
     full_text = str(observation_message(to_state(full)).content)
@@ -221,17 +269,22 @@ async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
     (ours_tokens, peer_tokens, full_tokens), exact = count_tokens([ours_text, peer_text, full_text])
     if not exact:
         raise SystemExit("exact token counts need `npm ci` (the gpt-tokenizer package)")
+    aria = aria_elements(peer_text)
     return {
         "ours_tokens": ours_tokens,
         "peer_tokens": peer_tokens,
         "full_tokens": full_tokens,
         "ratio": ours_tokens / max(1, peer_tokens),
-        "coverage": coverage(aria_elements(peer_text), full),
+        "full_ratio": full_tokens / max(1, peer_tokens),
+        "coverage": coverage(aria, full),
+        "view_coverage": coverage(aria, view),
         "actionable": act,
         "ours_ms": statistics.median(ours_ms),
+        "first_ms": first.extract_ms,
+        "page_ms": statistics.median(page_ms),
         "peer_ms": statistics.median(peer_ms),
         "elements": len(view.elements),
-        "aria": len(aria_elements(peer_text)),
+        "aria": len(aria),
         "sent_found": sent_found,
         "sent_total": sent_total,
         "num_found": num_found,
@@ -272,6 +325,7 @@ async def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     rows: list[tuple[str, str, dict[str, Any]]] = []
+    floors: list[float] = []
     try:
         with bench_browser("bc-bench-obs-") as (browser, work):
             settings = load_settings(
@@ -280,52 +334,78 @@ async def main() -> None:
             async with BrowserSession(settings) as session:
                 for package, key, page in pages:
                     rows.append((package, page, await measure(session, f"{base}/{key}/{page}")))
+                    floors.append(await floor_ms(session))
     finally:
         server.shutdown()
+    load = os.getloadavg()[0]
 
     header = (
         f"{'source':<26} {'page':<28} {'snapshot':>8} {'ours':>5} {'ratio':>6} {'full':>5} "
-        f"{'cover':>6} {'act':>5} {'ours ms':>8} {'snap ms':>8} {'sent':>5} {'nums':>5}"
+        f"{'cover':>6} {'view':>6} {'act':>5} {'ours ms':>8} {'first':>6} {'page':>5} {'snap ms':>8} "
+        f"{'sent':>5} {'nums':>5}"
     )
     print(header)
     print("-" * len(header))
     for package, page, r in rows:
         print(
             f"{package:<26} {page[:28]:<28} {r['peer_tokens']:>8} {r['ours_tokens']:>5} {r['ratio']:>6.3f} "
-            f"{r['full_tokens']:>5} {r['coverage']:>6.3f} {r['actionable']:>5.2f} {r['ours_ms']:>8.1f} "
-            f"{r['peer_ms']:>8.1f} {r['sent']:>5.2f} {r['nums']:>5.2f}"
+            f"{r['full_tokens']:>5} {r['coverage']:>6.3f} {r['view_coverage']:>6.3f} {r['actionable']:>5.2f} "
+            f"{r['ours_ms']:>8.1f} {r['first_ms']:>6.1f} {r['page_ms']:>5.1f} {r['peer_ms']:>8.1f} "
+            f"{r['sent']:>5.2f} {r['nums']:>5.2f}"
         )
     if skipped:
         print(f"skipped (not installed): {', '.join(skipped)}")
 
     def med(key: str, subset: list[dict[str, Any]]) -> float:
-        return statistics.median(r[key] for r in subset)
+        return statistics.median(r[key] for r in subset) if subset else 0.0
 
     results = [r for _, _, r in rows]
     docs = [r for package, _, r in rows if package != "testbed"]
     bed = [r for package, _, r in rows if package == "testbed"]
+    apps = [r for package, page, r in rows if package == "testbed" and page.startswith("app-")]
+    long_docs = [r for package, page, r in rows if package != "testbed" or page.startswith("doc-")]
 
     def pooled(found: str, total: str, subset: list[dict[str, Any]]) -> float:
         return sum(r[found] for r in subset) / max(1, sum(r[total] for r in subset))
 
-    for label, subset in (("test bed", bed), ("documentation", docs)):
+    def cover(key: str, subset: list[dict[str, Any]]) -> float:
+        return sum(r[key] * r["aria"] for r in subset) / max(1, sum(r["aria"] for r in subset))
+
+    for label, subset in (
+        ("test bed", bed),
+        ("app pages", apps),
+        ("documentation", docs),
+        ("long documents", long_docs),
+    ):
         if subset:
             print(
-                f"{label}: {len(subset)} pages, median token ratio {med('ratio', subset):.3f}, "
-                f"median tokens {med('ours_tokens', subset):.0f}, "
-                f"coverage {statistics.mean(r['coverage'] for r in subset):.3f}, "
+                f"{label}: {len(subset)} pages, median token ratio {med('ratio', subset):.3f} "
+                f"(full page {med('full_ratio', subset):.3f}), "
+                f"median tokens {med('ours_tokens', subset):.0f}, coverage {cover('coverage', subset):.3f} "
+                f"(default view {cover('view_coverage', subset):.3f}), "
                 f"fidelity sentences {pooled('sent_found', 'sent_total', subset):.3f} "
                 f"numbers {pooled('num_found', 'num_total', subset):.3f}, "
-                f"median extraction {med('ours_ms', subset):.1f} ms "
+                f"median extraction {med('ours_ms', subset):.1f} ms (first in a document "
+                f"{med('first_ms', subset):.1f}, in the page {med('page_ms', subset):.1f}) "
                 f"vs snapshot {med('peer_ms', subset):.1f} ms"
             )
-    cover = sum(r["coverage"] * r["aria"] for r in results) / max(1, sum(r["aria"] for r in results))
+    print(
+        f"timings measured at load average {load:.2f} ({os.cpu_count()} cores); an empty code call took "
+        f"{statistics.median(floors):.1f} ms (median)"
+    )
     act = sum(r["actionable"] * r["elements"] for r in results) / max(1, sum(r["elements"] for r in results))
     print(
-        f"median_token_ratio={med('ratio', results):.3f} coverage={cover:.3f} actionable={act:.2f} "
-        f"median_extract_ms={med('ours_ms', results):.1f} median_tokens={med('ours_tokens', results):.0f} "
+        f"median_token_ratio={med('ratio', results):.3f} coverage={cover('coverage', results):.3f} "
+        f"actionable={act:.2f} median_extract_ms={med('ours_ms', results):.1f} "
+        f"median_tokens={med('ours_tokens', results):.0f} "
         f"fidelity_sentences={pooled('sent_found', 'sent_total', results):.3f} "
-        f"fidelity_numbers={pooled('num_found', 'num_total', results):.3f}"
+        f"fidelity_numbers={pooled('num_found', 'num_total', results):.3f} "
+        f"view_coverage={cover('view_coverage', results):.3f} "
+        f"app_view_coverage={cover('view_coverage', apps):.3f} "
+        f"app_token_ratio={med('ratio', apps):.3f} app_median_extract_ms={med('ours_ms', apps):.1f} "
+        f"first_extract_ms={med('first_ms', results):.1f} median_page_ms={med('page_ms', results):.1f} "
+        f"call_floor_ms={statistics.median(floors):.1f} loadavg={load:.2f} "
+        f"doc_full_token_ratio={med('full_ratio', long_docs):.3f}"
     )
 
 

@@ -485,7 +485,10 @@ class Evidence:
 
 # --- the session's evidence ----------------------------------------------------------------------------
 
-_FRAMEWORK = re.compile(r"(?m)^\[\d+\] |Viewport shows \d+-\d+ of \d+px|^Tabs: .*$")
+_FRAMEWORK = re.compile(
+    r"(?m)^\[\d+\] |(?<= · )\[\d+\] |^\[\d+-\d+\] \d+ links |el\(\d+\)"  # element numbers, folded lists
+    r"|Viewport shows \d+-\d+ of \d+px|^Tabs: .*$"
+)
 
 
 def page_text(observation: ObservationState) -> str:

@@ -1,9 +1,14 @@
-// Browser Copilot's page extractor: evaluated in the page by the framework (never by the model).
+// Browser Copilot's page extractor: evaluated in the page by the framework (never by the model), in
+// Playwright's utility world (observer.js), where page scripts cannot see or replace it.
 // Returns the page's interactive elements, numbered, and an outline of its visible text.
 // Elements are stamped `data-bc-id="N"` (and same-origin iframes `data-bc-frame="K"`) so that the
-// model's code can reach element N through `el(N)`; the previous observation's stamps are removed
-// first, so a number is valid for one observation only. Same-origin iframes and open shadow roots are
+// model's code can reach element N through `el(N)`; the previous observation's other stamps are
+// removed, so a number is valid for one observation only. Same-origin iframes and open shadow roots are
 // walked; cross-origin frames are counted. Secret values (passwords, OTPs, card data) are masked.
+// The default view lists the elements of the viewport and of one more screen below it, and the whole of
+// the focused form and of an open modal; elements are numbered region by region (above the viewport,
+// in it, below it), so the observation marks each region once. In full-page mode every element is
+// listed, and long runs of links outside that window are folded into one line per list (`folds`).
 // The outline keeps the page's words: text is grouped by the block that lays it out (links and
 // buttons stay inside their sentence), repeated items (cards, list items, table rows) are one line
 // each, and every cut says how much it left out. Elements that something covers are marked by
@@ -17,17 +22,34 @@
   const LINE_MAX = full ? TEXT_BUDGET : opts.lineMax || 450;
   const ITEM_MAX = 300;
   const MAX_ELEMENTS = full ? 6000 : opts.maxElements || 150;
+  // A select's options: the first few (all of them up to a point in full-page mode), with the count.
+  const MAX_OPTIONS = full ? 40 : opts.maxOptions || 6;
+  // Full-page mode folds a run of at least this many links of one list outside the default window.
+  const FOLD_MIN = opts.foldMin || 12;
   const top = window;
   const vw = top.innerWidth;
   const vh = top.innerHeight;
+  // The default window: the viewport and one more screen below it.
+  const WINDOW_BOTTOM = vh * 2;
 
-  // Forget the previous observation's numbers.
-  for (const old of top.__bcMarked || []) {
-    old.removeAttribute('data-bc-id');
-    old.removeAttribute('data-bc-frame');
-  }
+  // Numbers: a node that keeps its number keeps its stamp (no DOM write, nothing for the page's own
+  // observers to react to); the previous observation's other stamps are removed at the end (unstamp).
+  const previous = top.__bcMarked || [];
   const marked = [];
   top.__bcMarked = marked;
+  const stamps = new Map();
+  const stamp = (node, attr, value) => {
+    if (node.getAttribute(attr) !== value) node.setAttribute(attr, value);
+    if (!stamps.has(node)) { stamps.set(node, new Set()); marked.push(node); }
+    stamps.get(node).add(attr);
+  };
+  const unstamp = () => {
+    for (const old of previous) {
+      for (const attr of ['data-bc-id', 'data-bc-frame']) {
+        if (!(stamps.get(old) || new Set()).has(attr)) old.removeAttribute(attr);
+      }
+    }
+  };
 
   const ROLE_BY_INPUT = {
     checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button',
@@ -44,8 +66,10 @@
   const NO_TEXT = new Set(['SELECT', 'OPTION', 'OPTGROUP', 'DATALIST', 'TEXTAREA', 'IFRAME', 'FRAME', 'OBJECT']);
   // One repeated thing per line: a row, a list item, a card (see itemOf).
   const ITEM_SELECTOR = 'li, tr, article, [role=row], [role=listitem], [role=article]';
-  const INTERACTIVE_SELECTOR = 'a[href], button, summary, label, [role=button], [role=link], [role=tab], '
-    + '[role=menuitem], [role=option], [role=switch], [role=checkbox], [role=radio]';
+  // Whose words are an element's name in the element list (a link, a button, a field's label).
+  const NAMING_ROLES = new Set(['button', 'link', 'tab', 'menuitem', 'option', 'switch', 'checkbox', 'radio']);
+  const names = (el, tag) => (tag === 'A' ? el.hasAttribute('href')
+    : tag === 'BUTTON' || tag === 'SUMMARY' || (tag === 'LABEL' && !!el.control)) || NAMING_ROLES.has(el.getAttribute('role'));
   const isSecretField = __IS_SECRET__;
 
   const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
@@ -75,16 +99,21 @@
       if (el.hasAttribute('list')) return 'combobox';
       return type === 'password' ? 'password' : 'textbox';
     }
-    if (el.isContentEditable && el.getAttribute('contenteditable') !== null) return 'textbox';
+    if (el.hasAttribute('contenteditable') && el.isContentEditable) return 'textbox';
     if (el.hasAttribute('onclick') || (el.hasAttribute('tabindex') && el.tabIndex >= 0 && !explicit)) {
       return explicit || 'clickable';
     }
     return null;
   };
 
+  // Tags whose boxes are blocks in every ordinary style sheet: their text is a word of its own
+  // ("OpenAtlas<br>The free atlas" reads "OpenAtlas The free atlas").
+  const BLOCK_TAGS = new Set(['BR', 'DIV', 'P', 'LI', 'UL', 'OL', 'DL', 'DT', 'DD', 'TABLE', 'TR', 'TD', 'TH',
+    'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'SECTION', 'ARTICLE', 'HEADER', 'FOOTER', 'NAV', 'ASIDE', 'MAIN',
+    'BLOCKQUOTE', 'PRE', 'FIGURE', 'FIGCAPTION', 'ADDRESS', 'HR', 'FORM', 'FIELDSET', 'LEGEND', 'DETAILS']);
   const textOf = (el) => {
     // Visible text, with image alt text and nested aria-labels, as an accessible name would use;
-    // never a select's options or a text field's contents.
+    // never a select's options or a text field's contents. Blocks and line breaks separate words.
     let out = '';
     const walk = (node) => {
       if (out.length > MAX_NAME * 2) return;
@@ -101,8 +130,12 @@
       if (node.tagName === 'IMG') { out += ' ' + (node.getAttribute('alt') || '') + ' '; return; }
       if (node.tagName === 'INPUT') return;
       if (node.getAttribute('aria-hidden') === 'true') return;
+      const cached = node !== el && infoCache.get(node);
+      const block = node !== el && (BLOCK_TAGS.has(node.tagName) || (cached && cached.owner === node));
+      if (block) out += ' ';
       for (const child of node.childNodes) walk(child);
       if (node.shadowRoot) for (const child of node.shadowRoot.childNodes) walk(child);
+      if (block) out += ' ';
     };
     walk(el);
     return out;
@@ -156,7 +189,17 @@
     if (tag === 'SELECT') {
       const picked = Array.from(el.selectedOptions || []).map((o) => clean(o.textContent, 40));
       if (picked.length) parts.push(`value="${picked.join(', ')}"`);
-      parts.push(`options=${el.options.length}`);
+      // The data that lives only in options (payees, accounts): the first few besides the chosen one.
+      const listed = [];
+      let more = false;
+      for (const o of el.options) {
+        if (o.selected) continue;
+        const t = clean(o.label || o.textContent, 40);
+        if (!t) continue;
+        if (listed.length >= MAX_OPTIONS) { more = true; break; }
+        listed.push(`"${t}"`);
+      }
+      parts.push(`options=${el.options.length}` + (listed.length ? `: ${listed.join(', ')}${more ? ', …' : ''}` : ''));
     } else if (role === 'checkbox' || role === 'radio' || role === 'switch') {
       const checked = el.tagName === 'INPUT' ? el.checked : el.getAttribute('aria-checked') === 'true';
       if (checked) parts.push('checked');
@@ -183,10 +226,8 @@
     return parts.join(' ');
   };
 
-  const visible = (el) => {
-    if (el.checkVisibility && !el.checkVisibility({ visibilityProperty: true })) return false;
-    return el.getClientRects().length > 0;
-  };
+  const visible = (el) => (el.checkVisibility ? el.checkVisibility({ visibilityProperty: true })
+    : el.getClientRects().length > 0);
   const styleOf = (el) => el.ownerDocument.defaultView.getComputedStyle(el);
   const parentOf = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
 
@@ -197,11 +238,13 @@
     return null;
   };
 
-  const counts = { above: 0, below: 0, hidden_frames: 0 };
+  const counts = { above: 0, below: 0, side: 0, hidden_frames: 0 };
   let frameSeq = 0;
   const seen = new Set();
   const candidates = [];
 
+  // Where an element is: above the viewport, in it, below it, or off to the side; `near` when the
+  // default window (the viewport and one more screen below) holds it.
   const consider = (el, chain, dx, dy) => {
     const role = roleOf(el);
     if (!role || seen.has(el)) return;
@@ -218,12 +261,12 @@
     if (r.width < 1 || r.height < 1) return;
     const y = r.top + dy;
     const x = r.left + dx;
-    const inView = y + r.height > 0 && y < vh && x + r.width > 0 && x < vw;
-    if (!full && !inView) {
-      if (y + r.height <= 0) counts.above += 1; else counts.below += 1;
-      return;
-    }
-    candidates.push({ el, target, role, chain: chain.slice(), inView });
+    let region = 'view';
+    if (x + r.width <= 0 || x >= vw) region = 'side';
+    else if (y + r.height <= 0) region = 'above';
+    else if (y >= vh) region = 'below';
+    const near = region === 'view' || (region === 'below' && y < WINDOW_BOTTOM);
+    candidates.push({ el, target, role, chain: chain.slice(), inView: region === 'view', region, near, r });
   };
 
   // ---- Outline: text grouped by the block that lays it out ----------------------------------------
@@ -244,7 +287,7 @@
       if (display === 'none') found = { owner: up.owner, skip: true, inter: true };
       else {
         const inline = display.startsWith('inline') || display === 'contents';
-        const inter = up.inter || (el.matches(INTERACTIVE_SELECTOR) && (tag !== 'LABEL' || !!el.control));
+        const inter = up.inter || names(el, tag);
         found = { owner: inline && parent ? up.owner : el, skip: style.visibility === 'hidden', inter, tag };
       }
     }
@@ -287,11 +330,11 @@
   const blockInView = (block, dy) => {
     let ok = inViewCache.get(block);
     if (ok === undefined) {
-      ok = !block.checkVisibility || block.checkVisibility();
-      if (ok && !full) {
+      if (!full) {
         const r = block.getBoundingClientRect();
         ok = r.height > 0 && r.top + dy + r.height > 0 && r.top + dy < vh;
-      }
+      } else ok = true;
+      if (ok) ok = !block.checkVisibility || block.checkVisibility();
       inViewCache.set(block, ok);
     }
     return ok;
@@ -353,10 +396,12 @@
 
   const walk = (root, chain, dx, dy) => {
     const doc = root.ownerDocument || root;
-    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode: (node) => (node.nodeType === 1 && SKIP.has(node.tagName)
-        ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
-    });
+    // No filter callback (a call per node costs more than the walk): skipped subtrees are stepped over.
+    const walker = doc.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    const past = () => {
+      while (!walker.nextSibling()) if (!walker.parentNode()) return null;
+      return walker.currentNode;
+    };
     let node = walker.currentNode.nodeType === 1 ? walker.currentNode : walker.nextNode();
     while (node) {
       if (node.nodeType === 3) {
@@ -365,6 +410,7 @@
         continue;
       }
       const el = node;
+      if (SKIP.has(el.tagName)) { node = past(); continue; }
       consider(el, chain, dx, dy);
       const tag = el.tagName;
       if (tag === 'BR') addBreak(el);
@@ -378,11 +424,10 @@
         let inner = null;
         try { inner = el.contentDocument; } catch (e) { inner = null; }
         const r = el.getBoundingClientRect();
-        const onScreen = full || (r.top + dy + r.height > 0 && r.top + dy < vh);
+        const onScreen = full || (r.top + dy + r.height > 0 && r.top + dy < WINDOW_BOTTOM);
         if (inner && inner.documentElement && onScreen && visible(el)) {
           frameSeq += 1;
-          el.setAttribute('data-bc-frame', String(frameSeq));
-          marked.push(el);
+          stamp(el, 'data-bc-frame', String(frameSeq));
           seg = null;
           walk(inner.documentElement, chain.concat([frameSeq]), dx + r.left + el.clientLeft, dy + r.top + el.clientTop);
           seg = null;
@@ -397,32 +442,7 @@
   walk(document.documentElement, [], 0, 0);
   joinDefinitions();
 
-  // ---- Elements: names, duplicates dropped, numbers --------------------------------------------
-  for (const c of candidates) {
-    c.name = clean(labelOf(c.el), MAX_NAME);
-    if (c.el.tagName === 'A') c.href = c.el.href || c.el.getAttribute('href') || '';
-  }
-  const namedHrefs = new Set(candidates.filter((c) => c.href && c.name).map((c) => c.href));
-  const elements = [];
-  const nodes = [];
-  for (const c of candidates) {
-    if (c.href !== undefined) {
-      // A thumbnail or icon link to where a named link goes: that link is listed, not this one.
-      if (!c.name && namedHrefs.has(c.href)) continue;
-    }
-    if (elements.length >= MAX_ELEMENTS) { counts.below += 1; continue; }
-    const n = elements.length + 1;
-    c.target.setAttribute('data-bc-id', String(n));
-    marked.push(c.target);
-    const item = { n, role: c.role, name: c.name, state: stateOf(c.el, c.role) };
-    if (c.chain.length) item.frame = c.chain;
-    if (c.href !== undefined && !c.name) item.name = clean(c.el.getAttribute('href') || '', MAX_NAME);
-    if (full && !c.inView) item.offscreen = true;
-    elements.push(item);
-    nodes.push(c);
-  }
-
-  // ---- What covers what: hit-test each listed element's centre ----------------------------------
+  // ---- What covers what: overlays, the open modal -------------------------------------------------
   const labelText = (box) => {
     const ids = box.getAttribute('aria-labelledby');
     if (ids) {
@@ -475,7 +495,7 @@
     const root = target.getRootNode();
     if (!root.elementFromPoint) return null;
     const win = target.ownerDocument.defaultView;
-    const r = target.getBoundingClientRect();
+    const r = c.r;  // measured when it was considered: nothing has moved since
     const left = Math.max(r.left, 0);
     const right = Math.min(r.right, win.innerWidth);
     const topY = Math.max(r.top, 0);
@@ -510,22 +530,109 @@
       break;
     }
   }
+  // The form being filled in (the focused field's), listed whole wherever its fields are.
+  let focused = document.activeElement;
+  while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focused = focused.shadowRoot.activeElement;
+  const focusForm = focused && focused !== document.body && focused.closest ? focused.closest('form, [role=form]') : null;
+
+  // ---- Elements: which ones, in which order, names, numbers ---------------------------------------
+  // Listed: the default window, the focused form and the open modal (everything in full-page mode).
+  // Numbered region by region (above the viewport, in it, below it, to the side), so that the
+  // observation names each region once; within a region in document order.
+  const RANK = { above: 0, view: 1, below: 2, side: 3 };
+  const kept = [];
+  for (const c of candidates) {
+    if (full || c.near || (modalBox && modalBox.contains(c.el)) || (focusForm && focusForm.contains(c.el))) kept.push(c);
+    else if (c.region === 'side') counts.side += 1;
+    else counts[c.region === 'above' ? 'above' : 'below'] += 1;
+  }
+  kept.sort((a, b) => RANK[a.region] - RANK[b.region]);  // stable: document order within a region
+  for (const c of kept) {
+    c.name = clean(labelOf(c.el), MAX_NAME);
+    if (c.el.tagName === 'A') c.href = c.el.href || c.el.getAttribute('href') || '';
+  }
+  const namedHrefs = new Set(kept.filter((c) => c.href && c.name).map((c) => c.href));
+  const elements = [];
+  const nodes = [];
+  for (const c of kept) {
+    if (c.href !== undefined) {
+      // A thumbnail or icon link to where a named link goes: that link is listed, not this one.
+      if (!c.name && namedHrefs.has(c.href)) continue;
+    }
+    if (elements.length >= MAX_ELEMENTS) { counts[c.region === 'above' ? 'above' : 'below'] += 1; continue; }
+    const n = elements.length + 1;
+    stamp(c.target, 'data-bc-id', String(n));
+    const item = { n, role: c.role, name: c.name, state: stateOf(c.el, c.role) };
+    if (c.chain.length) item.frame = c.chain;
+    if (c.href !== undefined && !c.name) item.name = clean(c.el.getAttribute('href') || '', MAX_NAME);
+    if (c.region !== 'view') item.region = c.region;
+    elements.push(item);
+    nodes.push(c);
+  }
 
   // Elements the modal covers are the page behind it: marked `behind` (the observation counts them in
-  // one line instead of listing each); what something else covers is marked one by one.
+  // one line instead of listing each); what something else covers is marked one by one. Outside the
+  // viewport nothing can be hit-tested: there every element of the page outside the modal is behind it.
   const behindModal = (box) => !!modalBox && (box === modalBox || box.contains(modalBox) || modalBox.contains(box));
   const behind = new Set();
   top.__bcBehind = behind;
   let covered = 0;
+  let modalCover = null;
+  const outside = [];
   for (let i = 0; i < elements.length; i += 1) {
-    if (!nodes[i].inView) continue;
+    if (!nodes[i].inView) {
+      if (modalBox && !modalBox.contains(nodes[i].el)) outside.push(i);
+      continue;
+    }
     const cover = coverOf(nodes[i]);
     if (!cover) continue;
     elements[i].covered = cover.name ? `${cover.kind} «${cover.name}»` : cover.kind;
     if (behindModal(cover.box)) {
       elements[i].behind = true;
       behind.add(nodes[i].target);
+      modalCover = modalCover || elements[i].covered;
     } else covered += 1;
+  }
+  if (outside.length) {
+    if (!modalCover) {
+      const own = describe(modalBox);
+      modalCover = own && own.name ? `${own.kind} «${own.name}»` : (own ? own.kind : 'dialog');
+    }
+    for (const i of outside) {
+      elements[i].covered = modalCover;
+      elements[i].behind = true;
+      behind.add(nodes[i].target);
+    }
+  }
+
+  // Full-page mode: a long run of links of one list (a table of contents, a footer, "see also") outside
+  // the default window is one line: its numbers (each still works as el(N)), count, list and first names.
+  const folds = [];
+  if (full) {
+    const LISTS = 'ul, ol, nav, menu, dl, table, aside, footer, [role=list], [role=navigation], [role=menu], [role=tree]';
+    const listOf = (el) => {
+      let found = null;
+      for (let n = el.closest(LISTS); n; n = n.parentElement && n.parentElement.closest(LISTS)) found = n;
+      return found;
+    };
+    const foldable = (i) => elements[i].role === 'link' && !nodes[i].near && !elements[i].behind;
+    let i = 0;
+    while (i < elements.length) {
+      if (!foldable(i)) { i += 1; continue; }
+      const list = listOf(nodes[i].el);
+      let j = i + 1;
+      while (list && j < elements.length && foldable(j) && elements[j].region === elements[i].region
+        && listOf(nodes[j].el) === list) j += 1;
+      if (list && j - i >= FOLD_MIN) {
+        const id = folds.length + 1;
+        for (let k = i; k < j; k += 1) elements[k].fold = id;
+        const WORDS = { NAV: 'navigation', ASIDE: 'sidebar', FOOTER: 'footer', TABLE: 'table' };
+        const before = list.previousElementSibling;
+        const heading = before && /^H[1-6]$/.test(before.tagName) ? squash(before.textContent) : '';
+        folds.push({ id, label: clean(labelText(list) || heading, 40) || WORDS[list.tagName] || 'list', first: i + 1, last: j });
+      }
+      i = j;
+    }
   }
 
   // Error texts next to form fields.
@@ -575,41 +682,95 @@
     outline.push(`… [cut: ${grouped(left)} more characters; ${full ? 'read the rest with page.innerText() in code' : 'observe with full_page=true'}]`);
   }
 
-  // Same name twice ("Details", "Add to cart"): say which row or item each one belongs to, in whole words.
-  const byName = new Map();
-  for (const item of elements) byName.set(item.name, (byName.get(item.name) || 0) + 1);
-  for (let i = 0; i < elements.length; i += 1) {
-    const item = elements[i];
-    if (byName.get(item.name) < 2) continue;
-    const node = nodes[i].target;
-    const box = node.closest('tr, li, article, [role=row], [role=listitem], fieldset');
-    if (!box || box.textContent.length > 600) continue;
-    const parts = [];
+  // Same name twice ("Details", "Add to cart"): say which row or item each one belongs to, by the row's
+  // first cell, and when that is not enough, its first cell that no other such row has ("Edit" in
+  // «Carlos Garcia · carlos.garcia2@example.test»); rows alike in every cell get their place (#2).
+  // The row itself is in the outline: it is not repeated here.
+  const cellCache = new Map();
+  const CONTROL = 'a[href], button, summary, label, select, textarea, [role=button], [role=link]';
+  // The row or item an element belongs to: a table row, list item, article, fieldset, or a repeated
+  // item such as a product card (not merely the paragraph around it).
+  const rowOf = (node) => {
+    const row = node.closest('tr, li, article, [role=row], [role=listitem], fieldset');
+    if (row) return row;
+    const owner = info(node).owner;
+    if (!owner || owner === node) return null;
+    const item = itemOf(owner);
+    return item !== owner || repeated(owner) ? item : null;
+  };
+  // Its cells: the text of each block, and of each link or button, in order.
+  const cellsOf = (box) => {
+    if (box.textContent.length > 600) return [];
+    if (cellCache.has(box)) return cellCache.get(box);
+    const cells = [];
+    let key = null;
     const texts = box.ownerDocument.createTreeWalker(box, NodeFilter.SHOW_TEXT);
-    let owner = null;
     for (let t = texts.nextNode(); t; t = texts.nextNode()) {
-      if (node.contains(t) || !/\S/.test(t.nodeValue)) continue;
+      if (!/\S/.test(t.nodeValue)) continue;
       const parent = t.parentElement;
       const inf = parent && info(parent);
       if (!inf || inf.skip) continue;
-      if (owner && inf.owner !== owner) parts.push(' ');
-      owner = inf.owner;
-      parts.push(t.nodeValue);
+      const control = inf.inter ? parent.closest(CONTROL) : null;
+      if (!cells.length || key !== (control || inf.owner)) cells.push('');
+      key = control || inf.owner;
+      cells[cells.length - 1] += t.nodeValue;
     }
-    const context = clean(parts.join(''), 60);
-    if (context) item.context = context;
+    const found = cells.map((c) => clean(c, 40)).filter((c) => /[\p{L}\p{N}]/u.test(c));
+    cellCache.set(box, found);
+    return found;
+  };
+  const byName = new Map();
+  for (let i = 0; i < elements.length; i += 1) {
+    if (elements[i].behind || elements[i].fold) continue;
+    const list = byName.get(elements[i].name) || [];
+    list.push(i);
+    byName.set(elements[i].name, list);
+  }
+  for (const group of byName.values()) {
+    if (group.length < 2) continue;
+    const name = elements[group[0]].name;
+    // A row with nothing but the element ("Syntax" under "SELECT" in a table of contents): the row
+    // around it tells it apart.
+    const rowCells = (node) => {
+      for (let box = rowOf(node), depth = 0; box && depth < 3; box = box.parentElement && rowOf(box.parentElement), depth += 1) {
+        const cells = cellsOf(box).filter((c) => c !== name && !(c.endsWith('…') && name.startsWith(c.slice(0, -1))));
+        if (cells.length) return cells;
+      }
+      return [];
+    };
+    const rows = group.map((i) => rowCells(nodes[i].target));
+    const firsts = new Map();
+    for (const cells of rows) if (cells.length) firsts.set(cells[0], (firsts.get(cells[0]) || 0) + 1);
+    const place = new Map();
+    for (let g = 0; g < group.length; g += 1) {
+      const cells = rows[g];
+      if (!cells.length) continue;
+      let context = cells[0];
+      if (firsts.get(context) > 1) {
+        const others = rows.filter((r, k) => k !== g);
+        const unique = cells.slice(1).find((c) => !others.some((r) => r.includes(c)));
+        if (unique) context += ` · ${unique}`;
+        else {
+          place.set(context, (place.get(context) || 0) + 1);
+          context += ` #${place.get(context)}`;
+        }
+      }
+      elements[group[g]].context = context;
+    }
   }
   const CAPTCHA_FRAME = 'iframe[src*="recaptcha" i], iframe[src*="hcaptcha" i], iframe[src*="challenges.cloudflare.com" i],'
     + ' iframe[title*="captcha" i], iframe[title*="challenge" i], .g-recaptcha, .h-captcha, .cf-turnstile, [data-sitekey]';
   const captcha = !!document.querySelector(CAPTCHA_FRAME)
     || /i'?m not a robot|verify (that )?you are (a )?human|я не робот|ich bin kein roboter|je ne suis pas un robot|no soy un robot/i
       .test(outline.join(' ') + ' ' + elements.map((e) => e.name).join(' '));
+  unstamp();
   const scroller = document.scrollingElement || document.documentElement;
   return {
     url: location.href,
     title: document.title,
     viewport: { width: vw, height: vh, scrollY: Math.round(scroller.scrollTop), height_total: Math.round(scroller.scrollHeight) },
     elements,
+    folds,
     counts: { ...counts, covered, behind: behind.size },
     outline,
     truncated: cutSomething,

@@ -1,8 +1,11 @@
 """Observing the page: the framework's own extractor, run through the code tool, and its rendering.
 
 One code call returns URL, title, tabs, numbered interactive elements and a short text outline
-(see `extractor.js`). The model's code reaches element N as `el(N)`, a Playwright locator built by
-`wrap_model_code` for the numbers of the *current* observation only.
+(see `extractor.js`): those of the viewport and one more screen below it, and the whole of the focused
+form and of an open modal, numbered region by region (each region is named once). The extractor lives
+in Playwright's utility world of each document (`observer.js`, put there by the document's first
+observation), out of the page's reach. The model's code reaches element N as `el(N)`, a Playwright
+locator built by `wrap_model_code` for the numbers of the *current* observation only.
 """
 
 from __future__ import annotations
@@ -14,8 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from typing import Any
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from browser_copilot.browser.results import CodeResult
@@ -34,8 +36,17 @@ _MODAL = re.compile(r'\["(alert|confirm|prompt|beforeunload)" dialog with messag
 
 @cache
 def extractor_source() -> str:
-    source = resources.files("browser_copilot.browser").joinpath("extractor.js").read_text("utf-8")
-    return source.replace("__IS_SECRET__", secret_source())
+    return script_source("browser_copilot.browser", "extractor.js").replace("__IS_SECRET__", secret_source())
+
+
+Region = Literal["above", "view", "below", "side"]
+REGION_MARKS: dict[str, str] = {
+    "above": "— above the viewport —",
+    "view": "— in the viewport —",
+    "below": "— below the viewport —",
+    "side": "— beside the viewport —",
+}
+"""The line that opens each region of the element list (the viewport's own only after another)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,29 +56,40 @@ class Element:
     name: str
     state: str = ""
     frame: tuple[int, ...] = ()
-    offscreen: bool = False
+    region: Region = "view"
+    """Where it is: above the viewport, in it, below it, or off to the side (numbered in that order)."""
     context: str = ""
-    """For repeated names: the text of the row or item the element belongs to."""
+    """For repeated names: the row's or item's first cell, and the first that tells it from the others."""
     covered: str = ""
     """What lies over the element's centre (hit-tested), e.g. 'dialog «We value your privacy»'."""
     behind: bool = False
     """It is the page behind an open modal (which covers it): counted in one line, not listed."""
+    fold: int = 0
+    """Full-page mode: the folded link list it belongs to (`Fold.id`), listed as one line with the others."""
 
-    def render(self) -> str:
+    def render(self, *, context: bool = True) -> str:
         line = f"[{self.n}] {self.role}"
         if self.name:
             line += f' "{self.name}"'
         if self.state:
             line += f" {self.state}"
-        if self.context:
+        if self.context and context:
             line += f" in «{self.context}»"
         if self.frame:
             line += " (in frame)"
-        if self.offscreen:
-            line += " (off-screen)"
         if self.covered:
             line += f" (covered by {self.covered})"
         return line
+
+
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """A long run of links of one list outside the default window, in full-page mode: one line."""
+
+    id: int
+    label: str
+    first: int
+    last: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +134,10 @@ class Observation:
     """How many listed elements something covers (see `Element.covered`)."""
     truncated: bool = False
     """Some page text was cut from the outline (the outline says where and how much)."""
+    folds: list[Fold] = field(default_factory=list)
+    """Full-page mode: long link lists outside the default window, one line each (see `Fold`)."""
+    page_ms: float = 0.0
+    """The extraction's own time in the page (settle and banner included), without the code call."""
 
     @property
     def fingerprint(self) -> str:
@@ -142,7 +168,7 @@ class Observation:
 
     def render(self) -> str:
         """The page as the model reads it (without the untrusted-content delimiters)."""
-        lines = [f"Page: {self.title or '(no title)'} — {self.url}"]
+        lines = [f"Page: {self.title or '(no title)'} — {self.url}" + ("" if self.dialog else self._where())]
         others = [t for t in self.tabs if not t.current]
         if others:
             # Every tab (F64), the agent's marked; switch_tab takes the index. Past 8 others, the newest
@@ -171,21 +197,6 @@ class Observation:
                 "handled with handle_dialog."
             )
             return "\n".join(lines)
-        vp = self.viewport
-        top, height, total = vp.get("scrollY", 0), vp.get("height", 0), vp.get("height_total", 0)
-        beyond = []
-        outside = [f"{self.counts[k]} {k}" for k in ("above", "below") if self.counts.get(k)]
-        if outside:
-            beyond.append("elements not listed: " + ", ".join(outside))
-        if self.counts.get("hidden_frames"):
-            beyond.append(f"{self.counts['hidden_frames']} cross-origin frames not read")
-        if self.full:
-            where = "Whole page listed"
-        elif top <= 0 and total <= height:
-            where = "Whole page visible"
-        else:
-            where = f"Viewport shows {top}-{top + height} of {total}px"
-        lines.append(where + (f"; {', '.join(beyond)}" if beyond else "") + ".")
         if self.modal:
             lines.append(f"Open on top of the page: «{self.modal}».")
         lines.extend(self._behind())
@@ -196,15 +207,76 @@ class Observation:
             )
         if self.errors:
             lines.append("Errors shown: " + " · ".join(f"«{e}»" for e in self.errors))
-        front = [el for el in self.elements if not el.behind]
-        lines.append(
-            "Elements:" if front else "Elements: none visible" + (" in front" if self.elements else "")
-        )
-        lines.extend(el.render() for el in front)
+        lines.extend(self._elements())
         if self.outline:
             lines.append("Text:")
             lines.extend(self.outline)
         return "\n".join(lines)
+
+    def _where(self) -> str:
+        """The rest of the first line: what the viewport shows, and what is not listed."""
+        vp = self.viewport
+        top, height, total = vp.get("scrollY", 0), vp.get("height", 0), vp.get("height_total", 0)
+        if top <= 0 and total <= height:
+            where = " · whole page"
+        elif self.full:
+            where = f" · whole page listed; Viewport shows {top}-{top + height} of {total}px"
+        else:
+            where = f" · Viewport shows {top}-{top + height} of {total}px"
+        words = {"above": "above", "below": "below", "side": "to the side"}
+        outside = [f"{self.counts[k]} {word}" for k, word in words.items() if self.counts.get(k)]
+        if outside:
+            where += "; not listed: " + ", ".join(outside)
+        if self.counts.get("hidden_frames"):
+            where += f"; {self.counts['hidden_frames']} cross-origin frames not read"
+        return where
+
+    def _elements(self) -> list[str]:
+        """The element list: each region named once, the elements of one row on one line (the row
+        named once), each folded link list on one line."""
+        front = [el for el in self.elements if not el.behind]
+        if not front:
+            return ["Elements: none visible" + (" in front" if self.elements else "")]
+        folds = {f.id: f for f in self.folds}
+        lines: list[str] = []
+        row: list[Element] = []
+
+        def end_row() -> None:
+            if row:
+                lines.append(" · ".join(e.render(context=False) for e in row) + f" in «{row[0].context}»")
+                row.clear()
+
+        region: str = "view"
+        hint = True
+        for el in front:
+            if el.region != region:
+                end_row()
+                region = el.region
+                lines.append(REGION_MARKS[region])
+            fold = folds.get(el.fold)
+            if fold is None:
+                if not (row and el.context == row[0].context):
+                    end_row()
+                if el.context:
+                    row.append(el)
+                else:
+                    lines.append(el.render())
+                continue
+            end_row()
+            if el.n != fold.first:
+                continue
+            names = [e.name for e in front if e.fold == fold.id]
+            shown = ", ".join(_short(name, 30) for name in names[:3] if name)
+            line = f"[{fold.first}-{fold.last}] {len(names)} links in «{fold.label}»: {shown}, …"
+            if hint:
+                line += (
+                    f" (folded: el(N) works for each; after await el({fold.first}).scrollIntoViewIfNeeded()"
+                    " the next observation lists them)"
+                )
+                hint = False
+            lines.append(line)
+        end_row()
+        return lines
 
     def _behind(self) -> list[str]:
         """One line per modal for the page it covers (its elements keep their numbers, unlisted)."""
@@ -228,22 +300,32 @@ def as_untrusted(text: str) -> str:
 
 
 @cache
-def _observe_template() -> str:
-    source = resources.files("browser_copilot.browser").joinpath("observe.js").read_text("utf-8")
-    return "\n".join(line for line in source.splitlines() if not line.startswith("//"))
+def _install() -> tuple[str, str]:
+    """(version, source) of the page's half of an observation (observer.js), extractor and banner in it."""
+    fills = {
+        "__EXTRACT__": extractor_source(),
+        "__BANNER__": script_source("browser_copilot.sandbox", "banner.js"),
+        "__COOKIE_WORDS__": cookie_words(),
+    }
+    body = script_source("browser_copilot.browser", "observer.js")
+    version = hashlib.sha256("".join((body, *fills.values())).encode()).hexdigest()[:12]
+    for name, value in {"__VERSION__": json.dumps(version), **fills}.items():
+        body = body.replace(name, value, 1)
+    return version, body
 
 
 def observation_code(
-    *, full: bool = False, screenshot: bool = False, settle: bool = False, banners: bool = True
+    *, full: bool = False, screenshot: bool = False, settle: bool = False, banners: bool = True, **extra: int
 ) -> str:
-    """The code of one observation (see observe.js): settle, close a consent banner, extract."""
-    opts = json.dumps({"full": full, "screenshot": screenshot, "settle": settle, "banners": banners})
+    """The code of one observation (see observe.js): settle, close a consent banner, extract.
+    `extra` sets the extractor's budgets (textBudget, maxElements, maxOptions, foldMin...)."""
+    opts = json.dumps({"full": full, "screenshot": screenshot, "settle": settle, "banners": banners, **extra})
+    version, install = _install()
     return (
-        _observe_template()
+        script_source("browser_copilot.browser", "observe.js")
         .replace("__OPTS__", opts)
-        .replace("__COOKIE_WORDS__", cookie_words())
-        .replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js"))
-        .replace("__EXTRACT__", extractor_source().strip())
+        .replace("__VERSION__", json.dumps(version))
+        .replace("__INSTALL__", json.dumps(install))
     )
 
 
@@ -264,7 +346,8 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
             # the user's own details stay visible, so the model can check what it typed.
             state=mask_for_model(str(e.get("state", ""))),
             frame=tuple(int(f) for f in e.get("frame", [])),
-            offscreen=bool(e.get("offscreen", False)),
+            region=cast(Region, e.get("region") if e.get("region") in REGION_MARKS else "view"),
+            fold=int(e.get("fold", 0)),
             context=mask_for_model(str(e.get("context", ""))),
             covered=str(e.get("covered", "")),
             behind=bool(e.get("behind", False)),
@@ -288,6 +371,11 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         errors=[str(e) for e in data.get("errors") or []],
         covered=int((data.get("counts") or {}).get("covered", 0)),
         truncated=bool(data.get("truncated", False)),
+        folds=[
+            Fold(int(f["id"]), mask_for_model(str(f.get("label", ""))), int(f["first"]), int(f["last"]))
+            for f in data.get("folds") or []
+        ],
+        page_ms=float(data.get("page_ms") or 0.0),
         downloads=[
             {k: str(d.get(k, "")) for k in ("name", "url", "state", "path")}
             for d in data.get("downloads", [])

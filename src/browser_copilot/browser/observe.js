@@ -1,9 +1,10 @@
-// One observation, run by the framework through the code tool. __OPTS__, __COOKIE_WORDS__ and __EXTRACT__ are filled
-// in by observation.py. Order: let the page settle (after actions), close a blocking consent banner
-// by rejecting (never by accepting), extract, then tabs, downloads and the optional screenshot.
+// One observation, run by the framework through the code tool. __OPTS__, __VERSION__ and __INSTALL__ are
+// filled in by observation.py. The page's half (observer.js: settle, close a blocking consent banner by
+// rejecting, never accepting, extract) lives in Playwright's utility world of the document, put there
+// once per document (while a new document of the tab loads, or by its first observation); each
+// observation is then one short call. Then tabs, downloads and the optional screenshot.
 async (page) => {
   const opts = __OPTS__;
-  const extract = __EXTRACT__;
   const context = page.context();
 
   // Downloads go where the browser saves them; the browser's CDP events say where that was.
@@ -21,40 +22,40 @@ async (page) => {
     } catch (e) { /* no browser-level CDP (e.g. a restricted endpoint): downloads are not reported */ }
   }
 
-  // Wait until the DOM is quiet (30 ms without mutations) or `max` ms passed: no blanket sleep.
-  const settle = (max) => page.evaluate((maxMs) => new Promise((resolve) => {
-    const start = performance.now();
-    let last = start;
-    let changed = false;
-    const observer = new MutationObserver(() => { last = performance.now(); changed = true; });
-    observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
-    const check = () => {
-      const now = performance.now();
-      const quiet = document.readyState !== 'loading' && (changed ? now - last >= 30 : now - start >= 10);
-      if (quiet || now - start >= maxMs) { observer.disconnect(); resolve(changed); } else setTimeout(check, 15);
-    };
-    setTimeout(check, 10);
-  }), max).catch(() => false);
-
-  // A consent banner in the way: sandbox/banner.js chooses, by structure, never "accept".
-  const closeBanner = () => page.evaluate(__BANNER__, __COOKIE_WORDS__).catch(() => null);
-
-  if (opts.settle) await settle(800);
-  let banner = null;
-  if (opts.banners) {
-    banner = await closeBanner();
-    if (banner) await settle(500);
+  // The page's half, called in the utility world. A new document of this tab gets it while it loads, off
+  // the next observation's path; one that still lacks it says so, and gets it with the call.
+  const inWorld = (expression) => page.evaluate(expression, undefined, { world: 'utility' });
+  const have = `globalThis.__bcObserver && __bcObserver.version === ${JSON.stringify(__VERSION__)}`;
+  const install = `if (!(${have})) {\n${__INSTALL__}\n}`;
+  if (!page.__bcDocs) {
+    const docs = { seen: 1, served: 0, install };
+    page.__bcDocs = docs;
+    page.on('framenavigated', (frame) => {
+      if (frame !== page.mainFrame()) return;
+      const seen = (docs.seen += 1);
+      inWorld(`${docs.install}; 1`).then(() => { if (docs.seen === seen) docs.served = seen; }, () => {});
+    });
   }
+  const docs = page.__bcDocs;
+  docs.install = install;
+  const call = async (method) => {
+    const run = `__bcObserver.${method}`;
+    const seen = docs.seen;
+    let out = docs.served === seen ? await inWorld(`${have} ? ${run} : '__bcMissing'`) : '__bcMissing';
+    if (out === '__bcMissing') out = await inWorld(`${install}\n${run}`);
+    docs.served = seen;
+    return out;
+  };
+
   let data = null;
   for (let attempt = 0; attempt < 3 && data === null; attempt += 1) {
     try {
-      data = await page.evaluate(extract, opts);
+      data = JSON.parse(await call(`observe(${JSON.stringify(opts)})`));
     } catch (e) {
       if (attempt === 2 || !/context was destroyed|navigat|Target closed/i.test(String(e))) throw e;
       await page.waitForLoadState('domcontentloaded', { timeout: 10000 }).catch(() => {});
     }
   }
-  data.banner = banner;
   data.downloads = context.__bcDownloads.filter((d) => !d.reported && d.state !== 'inProgress' && d.state !== 'started');
   for (const d of data.downloads) d.reported = true;
 
@@ -70,31 +71,11 @@ async (page) => {
 
   if (opts.screenshot) {
     if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();
-    await page.evaluate(() => {
-      const layer = document.createElement('div');
-      layer.id = '__bc_marks';
-      layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
-      const behind = window.__bcBehind || new Set();  // the page behind a modal: not drawn over it
-      for (const el of (window.__bcMarked || [])) {
-        const n = el.getAttribute('data-bc-id');
-        if (!n || el.ownerDocument !== document || behind.has(el)) continue;
-        const r = el.getBoundingClientRect();
-        if (r.bottom < 0 || r.top > innerHeight) continue;
-        const box = document.createElement('div');
-        box.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;`
-          + `height:${r.height}px;outline:2px solid #e11d48;font:bold 11px sans-serif;color:#fff`;
-        const tag = document.createElement('span');
-        tag.textContent = n;
-        tag.style.cssText = 'position:absolute;left:-2px;top:-14px;background:#e11d48;padding:0 3px';
-        box.appendChild(tag);
-        layer.appendChild(box);
-      }
-      document.documentElement.appendChild(layer);
-    });
+    await call('marks(true)');
     try {
       data.screenshot = (await page.screenshot({ type: 'jpeg', quality: 60 })).toString('base64');
     } finally {
-      await page.evaluate(() => document.getElementById('__bc_marks')?.remove());
+      await call('marks(false)');
     }
   }
   return data;

@@ -8,6 +8,31 @@
 // primary one or says so; what is left, if it is one button, is the choice. The word lists below
 // only break ties (several left, none primary). Returns the chosen button's name, or null.
 (cookieWords) => {
+  const shown = (n) => n.getClientRects().length > 0 && (!n.checkVisibility || n.checkVisibility({ visibilityProperty: true }));
+  const isLayer = (n) => {
+    const role = n.getAttribute('role');
+    if (n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') return true;
+    const pos = getComputedStyle(n).position;
+    return pos === 'fixed' || pos === 'sticky';
+  };
+  // The cheap look first: where banners are, marked by attributes or roles, or the layer under the
+  // viewport's edges and middle. Nothing shown there: no banner, and nothing more is built or read.
+  const boxes = new Set(document.querySelectorAll(
+    '[id*=cookie i],[class*=cookie i],[id*=consent i],[class*=consent i],[id*=gdpr i],[class*=gdpr i],'
+    + '[id*=cmp i],[class*=cmp i],[aria-label*=cookie i],[aria-label*=consent i],[role=dialog],[role=alertdialog],'
+    + 'dialog[open],[aria-modal=true]'));
+  const w = innerWidth;
+  const h = innerHeight;
+  // A layer that holds the site's navigation or search is its header, not a banner.
+  const SITE = 'nav, [role=navigation], [role=search], input[type=search]';
+  for (const [x, y] of [[w / 2, h - 8], [w / 2, 8], [w / 2, h / 2], [24, h - 24], [w - 24, h - 24], [w / 2, h * 0.8]]) {
+    for (let n = document.elementFromPoint(x, y); n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
+      if (isLayer(n)) { if (!n.querySelector(SITE)) boxes.add(n); break; }
+    }
+  }
+  for (const box of boxes) if (!shown(box)) boxes.delete(box);
+  if (!boxes.size) return null;
+
   const WORDS = {
     accept: ['accept', 'agree', 'allow', 'ok', 'okay', 'got it', 'yes', 'akzeptier', 'zustimm', 'einverstanden',
       'erlaub', 'accepter', "j'accepte", 'autoriser', 'acept', 'permitir', 'accett', 'consent', 'acconsent',
@@ -42,25 +67,6 @@
   const CONSENT_ATTR = /cookie|consent|gdpr|\bcmp|onetrust|didomi|cookiebot|usercentrics|quantcast|privacy/i;
   const POLICY_LINK = /cookie|privacy|datenschutz|gdpr|consent|privacidad|confidentialit|privacit|rgpd|dsgvo|politi/i;
 
-  const shown = (n) => n.getClientRects().length > 0 && (!n.checkVisibility || n.checkVisibility({ visibilityProperty: true }));
-  const isLayer = (n) => {
-    const role = n.getAttribute('role');
-    if (n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') return true;
-    const pos = getComputedStyle(n).position;
-    return pos === 'fixed' || pos === 'sticky';
-  };
-  // Where banners are: marked by attributes or roles, or the layer under the viewport's edges and middle.
-  const boxes = new Set(document.querySelectorAll(
-    '[id*=cookie i],[class*=cookie i],[id*=consent i],[class*=consent i],[id*=gdpr i],[class*=gdpr i],'
-    + '[id*=cmp i],[class*=cmp i],[aria-label*=cookie i],[aria-label*=consent i],[role=dialog],[role=alertdialog],'
-    + 'dialog[open],[aria-modal=true]'));
-  const w = innerWidth;
-  const h = innerHeight;
-  for (const [x, y] of [[w / 2, h - 8], [w / 2, 8], [w / 2, h / 2], [24, h - 24], [w - 24, h - 24], [w / 2, h * 0.8]]) {
-    for (let n = document.elementFromPoint(x, y); n && n !== document.body && n !== document.documentElement; n = n.parentElement) {
-      if (isLayer(n)) { boxes.add(n); break; }
-    }
-  }
   const label = (b) => (b.getAttribute('aria-label') || b.innerText || b.value || b.title || '').replace(/\s+/g, ' ').trim();
   // How much a button stands out from its banner: filled, saturated, contrasting (0 = plain).
   const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
@@ -78,10 +84,7 @@
     const chroma = (Math.max(c[0], c[1], c[2]) - Math.min(c[0], c[1], c[2])) / 255;
     return Math.abs(luminance(c) - luminance(base)) + chroma;
   };
-  const tried = new Set();
   for (const box of boxes) {
-    if (tried.has(box) || !shown(box)) continue;
-    tried.add(box);
     const text = (box.innerText || '').replace(/\s+/g, ' ');
     if (!text || text.length > 5000) continue;
     const attrs = `${box.id} ${typeof box.className === 'string' ? box.className : ''} ${box.getAttribute('aria-label') || ''}`;

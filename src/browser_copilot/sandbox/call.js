@@ -115,8 +115,15 @@ async (page, config) => {
   // A consent banner that comes up a moment after a load (the page observed before it, or a page the
   // code just opened) would take the next click: in a young document the app closes it first
   // (banner.js: by structure, never "accept"), before the guard is armed for the action.
+  // The observer already in the document's utility world (observe.js) has the chooser compiled, and
+  // knows when nothing changed since a look that found no banner; only a document it has not reached
+  // yet gets the ~8 KB chooser sent.
   const clearBanner = async (p) => {
     if (!context.__bcBanner || config.appCode) return;
+    const known = await p.evaluate('performance.now() >= 15000 ? "old" : globalThis.__bcObserver'
+      + ' ? (__bcObserver.quiet ? "quiet" : (__bcObserver.banner(__bcObserver.words), "done")) : "absent"',
+    undefined, { world: 'utility' }).catch(() => 'absent');
+    if (known !== 'absent') return;
     await p.evaluate(`performance.now() < 15000 ? ${context.__bcBanner} : null`).catch(() => null);
   };
 

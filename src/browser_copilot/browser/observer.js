@@ -1,0 +1,88 @@
+// The in-page half of an observation: put once per document into Playwright's utility world (observe.js),
+// where page scripts share the DOM but none of the globals, so a page can neither see nor replace it.
+// It keeps what one document's observations share: the compiled extractor and banner chooser, and the
+// element stamps of the last observation (the extractor's `__bcMarked`). __VERSION__, __EXTRACT__,
+// __BANNER__ and __COOKIE_WORDS__ are filled in by observation.py.
+globalThis.__bcObserver = {
+  version: __VERSION__,
+  extract: __EXTRACT__,
+  banner: __BANNER__,
+  words: __COOKIE_WORDS__,
+
+  // Wait until the DOM is quiet (30 ms without mutations) or `maxMs` passed: no blanket sleep.
+  settle(maxMs) {
+    return new Promise((resolve) => {
+      const start = performance.now();
+      let last = start;
+      let changed = false;
+      const observer = new MutationObserver(() => { last = performance.now(); changed = true; });
+      observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
+      const check = () => {
+        const now = performance.now();
+        const quiet = document.readyState !== 'loading' && (changed ? now - last >= 30 : now - start >= 10);
+        if (quiet || now - start >= maxMs) { observer.disconnect(); resolve(changed); } else setTimeout(check, 15);
+      };
+      setTimeout(check, 10);
+    });
+  },
+
+  // No banner at the last look, and no element added, removed or restyled since: none now either. The
+  // watcher is on only while that holds (the first change turns it off); the app's own stamps and
+  // screenshot marks are not changes.
+  quiet: false,
+  watcher: null,
+  watch() {
+    this.watcher = this.watcher || new MutationObserver((records) => {
+      const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
+        : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
+      if (records.every(ours)) return;
+      this.quiet = false;
+      this.watcher.disconnect();
+    });
+    this.quiet = true;
+    this.watcher.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
+  },
+
+  // Settle (after actions), close a consent banner in the way by rejecting it (banner.js: it looks for a
+  // candidate first, cheaply, and chooses only when there is one), then extract; one call. Returned as
+  // JSON text: Playwright's own serializer walks a large object several times slower.
+  async observe(opts) {
+    const started = performance.now();
+    if (opts.settle) await this.settle(800);
+    let banner = null;
+    if (opts.banners && !this.quiet) {
+      banner = this.banner(this.words);
+      if (banner) await this.settle(500);
+      else this.watch();
+    }
+    const data = this.extract(opts);
+    data.banner = banner;
+    data.page_ms = Math.round((performance.now() - started) * 10) / 10;
+    return JSON.stringify(data);
+  },
+
+  // The numbers of the last observation drawn over the page for a screenshot (`on`), or removed.
+  marks(on) {
+    document.getElementById('__bc_marks')?.remove();
+    if (!on) return;
+    const layer = document.createElement('div');
+    layer.id = '__bc_marks';
+    layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
+    const behind = window.__bcBehind || new Set();  // the page behind a modal: not drawn over it
+    for (const el of (window.__bcMarked || [])) {
+      const n = el.getAttribute('data-bc-id');
+      if (!n || el.ownerDocument !== document || behind.has(el)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom < 0 || r.top > innerHeight) continue;
+      const box = document.createElement('div');
+      box.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;`
+        + `height:${r.height}px;outline:2px solid #e11d48;font:bold 11px sans-serif;color:#fff`;
+      const tag = document.createElement('span');
+      tag.textContent = n;
+      tag.style.cssText = 'position:absolute;left:-2px;top:-14px;background:#e11d48;padding:0 3px';
+      box.appendChild(tag);
+      layer.appendChild(box);
+    }
+    document.documentElement.appendChild(layer);
+  },
+};
