@@ -1,7 +1,8 @@
 """/yes runs a held action exactly once on every kind of element the guard can hold (F40, F41, F42):
 a button, a committing link, a submit input, a button inside a custom element's open shadow root, a
 button in a same-origin frame, keyboard Enter, a `dispatchEvent` click and a click at mouse
-coordinates. The site counts what it really received: after /yes the action's request arrives once;
+coordinates; inside a closed shadow root, the model's own click runs again with the host allowed.
+The site counts what it really received: after /yes the action's request arrives once;
 after /no (nothing replayed) none. Ticking a checkbox or radio through its label is not an action: no
 card, and it is ticked."""
 
@@ -189,9 +190,53 @@ async def test_a_delete_that_opens_the_sites_own_dialog_asks_once(
     )
     asked = await runner.send("Remove George Adams from the team")
     assert asked.stop_reason == "waiting_confirmation"
+    assert asked.interrupt is not None
+    assert ["row", "George Adams"] in asked.interrupt["card"]["details"]  # which row the card is about
     done = await runner.send("/yes")
     assert done.stop_reason == "answered", done.values.get("messages", [])[-3:]
     assert await value(browser_session, "window.__deleted") == ["George Adams"]
     assert len(log.of("policy_request")) == 1
     said = [str(m.content) for m in done.values["messages"] if m.type == "tool"]
     assert any("part of the action the user allowed" in t and "confirmed" in t for t in said), said
+
+
+CLOSED = f"""<!doctype html><html lang=en><head><title>Account</title>
+<style>x-danger {{ display: block; width: 400px; height: 60px; }}</style></head><body>
+<h1>Account</h1><x-danger></x-danger>
+<script>
+customElements.define('x-danger', class extends HTMLElement {{
+  constructor() {{
+    super();
+    const root = this.attachShadow({{ mode: 'closed' }});
+    root.innerHTML = '<div style="display:flex">'
+      + '<button id=keep style="width:300px;height:60px">Keep it</button>'
+      + '<button id=drop style="width:100px;height:60px">Delete account</button></div>';
+    root.getElementById('drop').addEventListener('click', () => ({POST})('/k/closed'));
+  }}
+}});
+</script></body></html>"""
+
+
+async def test_yes_in_a_closed_shadow_root_runs_the_models_own_click_once(
+    browser_session: BrowserSession,
+) -> None:
+    """Inside a closed shadow root the guard sees only the host (the judge, here failing closed, asks the
+    user); the held "element" is the host, so a replay could not click what the code clicked inside it:
+    /yes runs the model's code again with the host allowed once, and the site receives the POST once."""
+    with Site(lambda request, port: "<!doctype html>done" if request.method == "POST" else CLOSED) as shop:
+        runner, log = make_runner(
+            browser_session,
+            code(f"async (page) => {{ await page.goto('{shop.url('/account')}') }}"),
+            code(
+                "async (page) => { const b = await page.locator('x-danger').boundingBox();"
+                " await page.mouse.click(b.x + b.width * 0.875, b.y + b.height / 2) }"
+            ),
+            say("Your account is deleted."),
+        )
+        asked = await runner.send("Delete my account")
+        assert asked.stop_reason == "waiting_confirmation"
+        assert shop.received("POST", "/k/closed") == 0
+        done = await runner.send("/yes")
+        assert done.stop_reason == "answered"
+        await shop.received_once_more(browser_session, 0, "POST", "/k/closed")
+        assert len(log.of("policy_request")) == 1

@@ -17,7 +17,7 @@ from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from tests.support.pages import PageServer
-from tests.support.scripted_model import ScriptedModel, call, code, say
+from tests.support.scripted_model import ScriptedModel, call, code, goto, say
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "graph.mmd"
 
@@ -44,10 +44,6 @@ def make_runner(browser_session: BrowserSession) -> MakeRunner:
         return runner, model, log
 
     return make
-
-
-def goto(url: str) -> AIMessage:
-    return code(f"async (page) => {{ await page.goto('{url}') }}")
 
 
 def nodes(log: EventLog) -> list[str]:
@@ -168,6 +164,36 @@ async def test_no_drops_the_action_and_the_model_is_told(
         'The user declined button "Place order"; it did not happen' in t for t in tool_texts(outcome.values)
     )
     assert outcome.values["pending_action"] is None
+
+
+async def test_a_yes_with_more_words_allows_once_and_the_rest_reaches_the_model(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    runner, model, _ = make_runner(
+        goto(pages.url("checkout.html")),
+        code("async (page) => { await el(2).click() }"),
+        say("Placed; the total was on the card."),
+    )
+    assert (await runner.send("Place my order")).stop_reason == "waiting_confirmation"
+    done = await runner.send("yes, but first tell me the total")
+    assert done.stop_reason == "answered"
+    assert await page_value(browser_session, "window.__ordered ?? 0") == 1
+    assert 'The user also said: "but first tell me the total"' in str(model.prompts[-1])
+
+
+async def test_a_no_with_more_words_refuses_and_the_rest_reaches_the_model(
+    make_runner: MakeRunner, pages: PageServer, browser_session: BrowserSession
+) -> None:
+    runner, model, _ = make_runner(
+        goto(pages.url("checkout.html")),
+        code("async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }"),
+        say("I did not place it; shall I switch to cash on delivery?"),
+    )
+    assert (await runner.send("Place my order")).stop_reason == "waiting_confirmation"
+    done = await runner.send("no, switch to cash on delivery first")
+    assert done.stop_reason == "answered"
+    assert await page_value(browser_session, "window.__ordered ?? 0") == 0
+    assert 'The user also said: "switch to cash on delivery first"' in str(model.prompts[-1])
 
 
 async def test_the_step_limit_stops_with_a_summary_and_the_next_message_continues(

@@ -2,6 +2,11 @@
 
 Nodes never print; they call `emit(Event(...))` on the sink they were given. Sinks must be cheap and
 must not raise (a UI failure must not break a run).
+
+Every event but `usage` and `answer_stream` reaches the sinks with `summary` in its data: one short
+sentence for a person ("Clicked “Place order”"), added at the source by `plain_steps.narrate` (the
+`AgentContext` wraps its sink with it), so the terminal, the logs, the SSE stream and the web page say
+the same thing.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ from typing import Any, Literal
 
 EventKind = Literal[
     "status",  # data: state = running | idle | waiting_user | error
-    "node",  # data: node, step, limit
+    "node",  # data: node (just finished); summary: what the agent does now ("checking the action")
     "observation",  # data: url, title, elements, tokens (approx), ms
-    "tool_call",  # data: tool, preview
-    "tool_result",  # data: tool, ok, summary
+    "tool_call",  # data: tool, args, step, counted, targets (el(N) -> role, name); summary: "Clicking …"
+    "tool_result",  # data: tool, ok, result (the result text, one line), outcome (done|failed|held|refused)
     "policy_request",  # data: card (what, site, values, reason, category)
-    "policy_result",  # data: approved, action
+    "policy_result",  # data: approved + card | refused | judge, destructive, reason, what; outcome
     "plan",  # data: goal, plan, progress
     "progress",  # data: done, total, steps
     "error",  # data: kind, message

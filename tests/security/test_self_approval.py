@@ -268,7 +268,7 @@ async def test_the_agents_code_cannot_approve_its_own_held_order_through_the_ser
             # 1. [sandbox side: the network policy, given the server's origins by `running`] The tab the
             # code opened never loaded the server.
             first = results(manager)[0]
-            assert "refused: page.goto: net::ERR_BLOCKED_BY_CLIENT" in first["summary"], first
+            assert "refused: page.goto: net::ERR_BLOCKED_BY_CLIENT" in first["result"], first
             # 2. In the user's own tab (found through pages()): either the sandbox refused to act there
             # [sandbox side], or the planted script ran and the server refused every approval it made
             # (the nonce, on its own: it holds today, when the plant succeeds).

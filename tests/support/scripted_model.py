@@ -31,6 +31,11 @@ def code(source: str) -> AIMessage:
     return call("browser_run_code", code=source)
 
 
+def goto(url: str) -> AIMessage:
+    """The model opens `url` with `page.goto` in its code."""
+    return code(f"async (page) => {{ await page.goto('{url}') }}")
+
+
 def say(text: str) -> AIMessage:
     return AIMessage(content=text)
 

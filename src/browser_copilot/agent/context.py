@@ -11,6 +11,7 @@ from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventSink, discard
 from browser_copilot.extras.servers import ExtraServers
+from browser_copilot.plain_steps import narrate
 from browser_copilot.safety.judge import Judge
 from browser_copilot.sandbox.network import UrlPolicy
 
@@ -47,6 +48,8 @@ class AgentContext:
     limits: Limits = field(default_factory=Limits)
     vision: bool = False
     events: EventSink = discard
+    """Where the nodes' events go. Wrapped once with `plain_steps.narrate`: each event reaches every
+    consumer (terminal, logs, SSE, web page) with its plain-language `summary` already in its data."""
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     summarizer: BaseChatModel | None = None
     """Model for memory summaries (defaults to `llm`)."""
@@ -58,6 +61,9 @@ class AgentContext:
     """Extra MCP servers (MCP_SERVERS_FILE, F60): their ready tools join the model's tools."""
     memory: MemoryBook | None = None
     """Long-term memory of the user's facts (`agent.memory.open_memory`); None: memory is off."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "events", narrate(self.events))  # frozen: set once, here
 
     def with_events(self, events: EventSink) -> AgentContext:
         return replace(self, events=events)

@@ -82,6 +82,7 @@ def card(
     facts: dict[str, Any] | None = None,
     count: object = None,
     by: str = "rules",
+    details: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The confirmation card: built from DOM facts read when the action was held, not from the model."""
     observation = state.get("observation")
@@ -96,6 +97,8 @@ def card(
         "happens": what_happens(category, facts or {}, amount, count),
         "count": count if isinstance(count, int) and count else None,
         "values": [[str(k), str(v)] for k, v in values],
+        # What it commits, read from the page (the order's lines, the address, the row, the dialog).
+        "details": [[str(k), str(v)] for k, v in (details or [])][:8],
         "amount": amount,
         "by": by,
         "code": code[:400],
@@ -143,6 +146,7 @@ def pending_from_checks(state: AgentState, call: ToolCall, checks: list[dict[str
         facts=first["facts"],
         count=first.get("count"),
         by=first["verdict"].get("by", "rules"),
+        details=first.get("details", []),
     )
     allow = Allow().with_checks(risky)
     question = f"Allow this {first['verdict']['category']} action: {what} on {details['site']}?"

@@ -20,15 +20,41 @@ from browser_copilot.events import Event
 
 Next = Literal["tools", "agent"]
 
-_YES = re.compile(
-    r"^\s*(/yes|/y|yes|y|да|ок|ok|okay|confirm|go ahead|ja|oui|sí|si|sim|tak|так|evet|是|はい|예)"
-    r"\s*[.!]*\s*$",
-    re.IGNORECASE,
+_YES_WORDS = "yes|да|ок|ok|okay|confirm|go ahead|ja|oui|sí|si|sim|tak|так|evet|是|はい|예|好的|네"
+_NO_WORDS = "no|нет|ні|nein|non|nie|não|nej|ei|ne|hayır|不|否|いいえ|아니요|아니오"
+# A whole answer: the word alone (with a slash command's short forms).
+_YES = re.compile(rf"^\s*(?:/yes|/y|y|{_YES_WORDS})\s*[.!。！]*\s*$", re.IGNORECASE)
+_NO = re.compile(rf"^\s*(?:/no|/n|n|{_NO_WORDS})\s*[.!。！]*\s*$", re.IGNORECASE)
+_AMBIGUOUS = frozenset({"si", "y", "n"})
+# An answer with more words: "yes, but first tell me the total", "/no — use cash instead".
+_LEAD = re.compile(
+    rf"^\s*(?P<word>/yes|/y|/no|/n|{_YES_WORDS}|{_NO_WORDS})(?P<gap>\s*[,.;:!—–，、。！：；]+\s*|\s+-\s+|\s+)"
+    r"(?P<rest>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
 )
 
 
+def reading(answer: object) -> tuple[bool, str]:
+    """What an answer to a confirmation card says: (allowed, the rest for the model). "yes" / "/yes" /
+    "да" allow it; "yes, but tell me the total" allows it and passes "but tell me the total" on;
+    anything else refuses it ("no, use cash" passes "use cash"). "si" and "y" also mean "if" and "and":
+    followed by more words they answer only with a comma or a dash after them."""
+    if not isinstance(answer, str):
+        return False, ""
+    if _YES.match(answer):
+        return True, ""
+    if _NO.match(answer):
+        return False, ""
+    lead = _LEAD.match(answer)
+    word = lead.group("word").lower() if lead else ""
+    if lead is None or (word in _AMBIGUOUS and not lead.group("gap").strip()):
+        return False, answer.strip()
+    return not _NO.match(word), lead.group("rest").strip()
+
+
 def is_yes(answer: object) -> bool:
-    return isinstance(answer, str) and bool(_YES.match(answer))
+    """The answer allows the pending action (alone or followed by more words for the model)."""
+    return reading(answer)[0]
 
 
 async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
@@ -58,7 +84,9 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
         return Command(
             update={**cleared, "messages": [tool_message(call, f"The user answered: {answer}")]}, goto="agent"
         )
-    approved = is_yes(answer)
+    approved, rest = reading(answer)
+    # More words after the yes or no ("yes, but tell me the total") are the user's words to the model.
+    said_too = f' The user also said: "{rest}".' if rest else ""
     category = (pending.get("card") or {}).get("category")
     steps = state.get("tool_steps", 0)
     ctx.events(Event("policy_result", {"approved": approved, "card": pending.get("card", {})}))
@@ -71,6 +99,8 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
                         "held": pending.get("held", {}),
                         "allow": pending.get("allow", {}),
                         "what": (pending.get("card") or {}).get("what", "the action"),
+                        "note": said_too,
+                        "code": (pending.get("args") or {}).get("code", ""),
                     },
                     "last_approval": {
                         "category": category,
@@ -81,7 +111,7 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
                 goto="tools",
             )
         what = (pending.get("card") or {}).get("what", "the action")
-        note = feedback(f"The user declined {what}; it did not happen. Re-plan or ask them.")
+        note = feedback(f"The user declined {what}; it did not happen.{said_too} Re-plan or ask them.")
         return Command(update={**cleared, "messages": [note], "observation_stale": True}, goto="agent")
     if approved and call is not None:
         return Command(
@@ -91,6 +121,7 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
                 "approved_allow": {
                     **(pending.get("allow") or {}),
                     "what": (pending.get("card") or {}).get("what", "the action"),
+                    "note": said_too,
                 },
                 "last_approval": {
                     "category": category,
@@ -104,7 +135,7 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
     if call is not None:
         others = [c for c in calls if c is not call]
         what = (pending.get("card") or {}).get("what", "this action")
-        said = f"The user declined {what}; it did not happen."
+        said = f"The user declined {what}; it did not happen.{said_too}"
         if call["name"] == "handle_dialog" and ctx.browser.mcp is not None:
             # Declining to accept the page's own confirm(): answer it with Cancel, so the page is usable.
             try:

@@ -69,6 +69,7 @@ from browser_copilot.browser.results import CodeResult, Tab
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
+from browser_copilot.plain_steps import element_targets
 from browser_copilot.sandbox.guard import Allow
 from browser_copilot.sandbox.network import refusal_note
 
@@ -122,7 +123,12 @@ async def _judged(ctx: AgentContext, checks: list[dict[str, Any]]) -> list[dict[
         ctx.events(
             Event(
                 "policy_result",
-                {"judge": answer["by"], "destructive": answer["destructive"], "reason": answer["reason"]},
+                {
+                    "judge": answer["by"],
+                    "destructive": answer["destructive"],
+                    "reason": answer["reason"],
+                    "what": describe(check["facts"]),
+                },
             )
         )
     return checks
@@ -144,6 +150,7 @@ def _held(run: _Run, call: ToolCall, event: dict[str, Any]) -> str:
         facts=facts,
         count=event.get("count"),
         by=verdict.get("by", "rules"),
+        details=event.get("details", []),
     )
     run.pending = {
         "id": str(call.get("id")),
@@ -152,7 +159,14 @@ def _held(run: _Run, call: ToolCall, event: dict[str, Any]) -> str:
         "args": call["args"],
         "question": f"Allow this {verdict['category']} action: {what} on {details['site']}?",
         "card": details,
-        "held": {"id": event["id"], "kind": event["kind"], "url": event.get("url")},
+        # Inside a closed shadow root the held element is only its host: the replay cannot click what the
+        # code clicked in it, so /yes runs the model's code again with that host allowed once.
+        "held": {
+            "id": event["id"],
+            "kind": event["kind"],
+            "url": event.get("url"),
+            "opaque": bool(facts.get("opaque")),
+        },
         "allow": Allow(held=[event["id"]]).to_js(),
     }
     return (
@@ -336,10 +350,18 @@ async def _execute(run: _Run, ctx: AgentContext, call: ToolCall) -> ToolMessage:
         run.steps += 1
         run.total += 1
         run.stale = True
+    seen = run.state.get("observation")
+    elements = seen["elements"] if seen else []
     ctx.events(
         Event(
             "tool_call",
-            {"tool": name, "args": call["args"], "step": run.steps, "counted": name in BROWSER_TOOLS},
+            {
+                "tool": name,
+                "args": call["args"],
+                "step": run.steps,
+                "counted": name in BROWSER_TOOLS,
+                "targets": element_targets(call["args"], elements),  # what el(N) names, for plain_steps
+            },
         )
     )
     if isinstance(args, update_working_state):
@@ -441,17 +463,21 @@ async def _replay(state: AgentState, ctx: AgentContext) -> Command[Next]:
     replay = state.get("replay") or {}
     held, allow_js = replay.get("held", {}), replay.get("allow", {})
     allow = Allow(held=allow_js.get("held", []), token=allow_js.get("token", ""))
-    result = await ctx.browser.run_code(
-        replay_code(str(held.get("id")), str(held.get("kind")), allow, held.get("url")),
-        timeout=ctx.limits.code_timeout,
-    )
+    code = str(replay.get("code") or "")
+    if held.get("opaque") and code:
+        observation = state.get("observation")
+        program = guarded_code(code, observation["frames"] if observation else None, allow, preflight=False)
+    else:
+        program = replay_code(str(held.get("id")), str(held.get("kind")), allow, held.get("url"))
+    result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)
     what = replay.get("what", "the action")
     text = (
         f"The user allowed {what} and it ran (once)."
         if result.ok and guard_report(result) is None
         else f"The user allowed {what}, but it could not be done: {result.error or 'it was held again'}."
     )
-    ctx.events(Event("tool_result", {"tool": "replay", "ok": result.ok, "summary": text}))
+    text += str(replay.get("note") or "")
+    ctx.events(Event("tool_result", {"tool": "replay", "ok": result.ok, "result": text}))
     return Command(
         update={
             "replay": None,
@@ -500,7 +526,7 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
                 {
                     "tool": call["name"],
                     "ok": message.status != "error",
-                    "summary": step_summary(str(message.content)),
+                    "result": step_summary(str(message.content)),  # `summary`: plain_steps' sentence
                 },
             )
         )
@@ -508,9 +534,12 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
         if run.pending is not None:
             run.messages.extend(close_calls(calls[index + 1 :], "waiting for the user's decision."))
             break
+    note = str((state.get("approved_allow") or {}).get("note") or "").strip()
+    # The user's words that came with their /yes, after the tool messages.
+    said = [feedback(note)] if note and state.get("approved_call") else []
     update: dict[str, Any] = {
         **run.update,
-        "messages": run.messages,
+        "messages": [*run.messages, *said],
         "tool_steps": run.steps,
         "total_steps": run.total,
         "actions": run.actions[-12:],
