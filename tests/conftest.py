@@ -17,13 +17,13 @@ import pytest_asyncio
 
 from browser_copilot.browser.launcher import LaunchedBrowser, launch
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.config import Settings, env_names, load_settings
+from browser_copilot.config import FALLBACKS, Settings, env_names, load_settings
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.pages import PageServer
 from tests.support.postgres import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 # The developer's own settings and browser profiles must not leak into the tests.
-for _name in [*env_names(), "OPENAI_API_KEY"]:
+for _name in [*env_names(), *(n for names in FALLBACKS.values() for n in names)]:
     os.environ.pop(_name, None)
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="bc-tests-config-")
 # Tests share one Chromium, where "the user's tab" would be another test's tab: sessions (and the app

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from browser_copilot.browser.launcher import LaunchedBrowser
+from browser_copilot.browser.launcher import LaunchedBrowser, profile_holder
 from browser_copilot.llm.tokens import count_tokens
+from tests.conftest import start_browser
 from tests.support.app import ROOT, App, app_env, run_app
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
@@ -159,10 +164,10 @@ def test_chat_starts_without_a_model_and_explains_how_to_set_one(
 ) -> None:
     app = App(env=browser_env(tmp_path, external_browser))
     try:
-        at = app.wait_for("› ")
-        out = app.output
-        assert f"attached at {external_browser.endpoint.url}" in out
-        assert "LLM_BASE_URL" in out and "LLM_MODEL" in out
+        at = app.wait_for("› ")  # the prompt comes first; the browser and the model search report after
+        app.wait_for(f"attached at {external_browser.endpoint.url}", after=at)
+        app.wait_for("Set up a model", after=at)
+        assert "LLM_BASE_URL" in app.output and "LLM_MODEL" in app.output
         app.send("/tabs")
         at = app.wait_for("› ", after=app.wait_for("about:blank", after=at))
         app.send("/frobnicate")
@@ -178,6 +183,45 @@ def test_chat_starts_without_a_model_and_explains_how_to_set_one(
     finally:
         app.kill()
     assert alive(external_browser.pid)
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_the_chat_prompt_comes_first_and_a_browser_that_cannot_start_ends_it_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    app = App(env=app_env(tmp_path / "data", CDP_ENDPOINT="http://127.0.0.1:9"))
+    try:
+        at = app.wait_for("› ")
+        app.wait_for("Browser unavailable:", after=at)  # reported as before the prompt came first
+        assert app.wait() == 3
+    finally:
+        app.kill()
+    said = " ".join(app.output.split())
+    assert "No browser answers at http://127.0.0.1:9" in said
+    assert "Fix: start Chrome/Edge with --remote-debugging-port=9" in said
+    assert "Run `main.py doctor` for a step-by-step check." in said
+    assert "Traceback" not in said
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_leaving_while_the_browser_is_being_launched_closes_it(
+    tmp_path: Path, chromium_executable: Path
+) -> None:
+    env = app_env(
+        tmp_path / "data",
+        CDP_ENDPOINT="http://127.0.0.1:9",
+        BROWSER_AUTO_LAUNCH="true",
+        BROWSER_EXECUTABLE=str(chromium_executable),
+        BROWSER_HEADLESS="true",
+    )
+    app = App(env=env)
+    try:
+        app.wait_for("Launching", after=app.wait_for("› "))
+        app.send("/quit")  # while the launch is under way: it is let finish, then closed
+        assert app.wait() == 0
+    finally:
+        app.kill()
+    assert "Bye." in app.output
     assert_nothing_left(tmp_path / "data")
 
 
@@ -219,7 +263,7 @@ def test_sigterm_or_a_closed_terminal_closes_a_browser_the_app_launched(
     )
     app = App(env=env)
     try:
-        app.wait_for("› ")
+        app.wait_for("launched at", after=app.wait_for("› "))
         assert pids_mentioning(str(tmp_path / "data" / "profile"))
         app.process.send_signal(sig)
         assert app.wait() == 143
@@ -258,23 +302,26 @@ def script_an_order(llm: ScriptedOpenAI, pages: PageServer) -> None:
     )
 
 
-def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_stop_reason(
+def test_run_does_one_task_reads_answers_from_stdin_and_exits_by_how_it_ended(
     tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
 ) -> None:
     script_an_order(llm, pages)
     done = run_task(tmp_path, external_browser, llm, "/no\n")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "Confirm: order" in done.stdout
-    assert "I did not place the order." in done.stdout
+    assert done.returncode == 9, done.stdout + done.stderr  # answered, after the user declined
+    assert "Confirm: order" in done.stderr
+    assert done.stdout == "I did not place the order.\n"
 
 
-def test_run_without_an_answer_on_stdin_exits_waiting(
+def test_run_without_an_answer_on_stdin_exits_waiting_and_says_how_to_answer(
     tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
 ) -> None:
     script_an_order(llm, pages)
     done = run_task(tmp_path, external_browser, llm, "")
     assert done.returncode == 7
-    assert "Resume with --session" in done.stdout
+    said = " ".join(done.stderr.split())
+    assert "No answer on stdin: stopping while the agent waits. Resume with --session" in said
+    assert 'main.py run "/yes" --session' in said
+    assert "Place order" in done.stdout  # the question it waits on
 
 
 def test_run_stops_at_the_step_limit_with_exit_4_and_continues_in_the_same_tab_from_a_new_process(
@@ -324,3 +371,89 @@ def test_run_stops_at_the_step_limit_with_exit_4_and_continues_in_the_same_tab_f
     said = json.dumps(llm.requests[-1]["messages"])
     assert json.dumps(f"Returned:\n<page_content untrusted>\n{pages.url('second.html')}\n")[1:-1] in said
     assert_nothing_left(tmp_path / "data")
+
+
+def devtools(browser: LaunchedBrowser, path: str, method: str = "GET") -> Any:
+    """Ask the browser's DevTools HTTP API (as the user's own tools would); JSON answers parsed."""
+    request = urllib.request.Request(f"{browser.endpoint.url}{path}", method=method)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        body = answer.read().decode()
+    return json.loads(body) if body.startswith(("{", "[")) else body
+
+
+def page_targets(browser: LaunchedBrowser) -> dict[str, str]:
+    return {t["id"]: t["url"] for t in devtools(browser, "/json/list") if t.get("type") == "page"}
+
+
+def test_observe_opens_the_url_in_a_tab_of_its_own_and_closes_only_that_tab(
+    tmp_path: Path, chromium_executable: Path, pages: PageServer
+) -> None:
+    browser = start_browser(chromium_executable, tmp_path / "user")
+    try:
+        # The user's page, in front, next to the blank tab the browser started with.
+        users = devtools(browser, f"/json/new?{pages.url('second.html')}", method="PUT")["id"]
+        devtools(browser, f"/json/activate/{users}")
+        wait_until(
+            lambda: page_targets(browser).get(users) == pages.url("second.html"), what="the user's page"
+        )
+        before = page_targets(browser)
+        env = app_env(tmp_path / "data", CDP_ENDPOINT=browser.endpoint.url, START_IN_CURRENT_TAB="true")
+        done = run_app("observe", "--json", pages.url("index.html"), env=env)
+        assert done.returncode == 0, done.stderr
+        payload = json.loads(done.stdout)
+        assert payload["title"] == "Test bed home"
+        assert "Working in your tab" not in done.stderr
+        # Every tab the user had is still there, showing what it showed; observe's own tab is gone.
+        assert page_targets(browser) == before
+    finally:
+        browser.close()
+    assert_nothing_left(tmp_path / "data")
+
+
+def test_a_locked_profile_names_the_process_holding_it_in_one_line(
+    tmp_path: Path, chromium_executable: Path
+) -> None:
+    profile = tmp_path / "profile"
+    flags = ["--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+    flags += ["--no-sandbox"] if os.geteuid() == 0 else []
+    holder = subprocess.Popen(
+        [str(chromium_executable), *flags, f"--user-data-dir={profile}", "about:blank"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        lock = wait_until(lambda: profile_holder(profile), what="the other browser to lock its profile")
+        assert lock.pid == holder.pid and lock.headless and lock.port is None
+        env = app_env(
+            tmp_path / "data",
+            CDP_ENDPOINT="http://127.0.0.1:9",
+            BROWSER_AUTO_LAUNCH="true",
+            BROWSER_EXECUTABLE=str(chromium_executable),
+            BROWSER_PROFILE_DIR=str(profile),
+        )
+        done = run_app("observe", "about:blank", env=env)
+        assert done.returncode == 3, done.stderr
+        said = " ".join(done.stderr.split())
+        assert f"The profile {profile} is in use by another browser: PID {holder.pid} (" in said
+        assert "headless, no DevTools port)" in said
+        assert f"Fix: close that browser (kill {holder.pid}), or set BROWSER_PROFILE_DIR" in said
+        assert "ProcessSingleton" not in said and "Last output" not in said  # no raw Chromium log
+        assert alive(holder.pid)  # never touched
+    finally:
+        holder.terminate()
+        holder.wait(15)
+    assert_nothing_left(tmp_path)
+
+
+def test_a_stale_or_foreign_profile_lock_is_read_for_what_it_is(tmp_path: Path) -> None:
+    (tmp_path / "SingletonLock").symlink_to(f"{socket.gethostname()}-{2**22 + 12345}")  # no such process
+    assert profile_holder(tmp_path) is None
+    (tmp_path / "SingletonLock").unlink()
+    (tmp_path / "SingletonLock").symlink_to("laptop-of-ann-4242")
+    holder = profile_holder(tmp_path)
+    assert holder is not None
+    problem = holder.problem(tmp_path)
+    assert "in use by another browser: PID 4242 on another computer (laptop-of-ann)" in problem
+    assert f"delete {tmp_path / 'SingletonLock'}" in problem

@@ -114,3 +114,61 @@ def test_env_example_documents_every_setting_and_nothing_else() -> None:
 def test_env_example_loads_as_valid_settings(tmp_path: Path) -> None:
     settings = load_settings(ROOT / ".env.example", data_dir=tmp_path)
     assert settings.max_tool_steps == 10
+
+
+def test_openai_base_url_in_dotenv_is_honoured_like_its_key(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text(
+        "OPENAI_BASE_URL=http://127.0.0.1:11434/v1/\nOPENAI_API_KEY=sk-proj-realistic-0123456789\n"
+    )
+    settings = load_settings(env, data_dir=tmp_path)
+    assert settings.llm_base_url == "http://127.0.0.1:11434/v1"
+    assert settings.llm_api_key is not None
+    assert settings.llm_api_key.get_secret_value() == "sk-proj-realistic-0123456789"
+
+
+def test_llm_settings_win_over_the_openai_names_wherever_each_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = tmp_path / ".env"
+    env.write_text("LLM_BASE_URL=http://127.0.0.1:1234/v1\nLLM_API_KEY=sk-proj-from-the-file-0123\n")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-for-another-tool-0123")
+    settings = load_settings(env, data_dir=tmp_path)
+    assert settings.llm_base_url == "http://127.0.0.1:1234/v1"
+    assert settings.llm_api_key is not None
+    assert settings.llm_api_key.get_secret_value() == "sk-proj-from-the-file-0123"
+
+
+def test_an_invalid_openai_base_url_is_named_by_the_variable_it_came_from(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("OPENAI_BASE_URL=api.openai.com/v1\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env, data_dir=tmp_path)
+    (problem,) = caught.value.problems
+    assert problem.startswith("OPENAI_BASE_URL: 'api.openai.com/v1' is not an http(s) URL")
+    assert "Fix: set OPENAI_BASE_URL to an http(s) URL" in problem
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        (
+            "XDG_DATA_HOME=/srv/data",
+            "read from the environment only, so this line does nothing. Fix: set DATA_DIR",
+        ),
+        ("DISPLAY=:0", "read from the environment only"),
+        ("OPENAI_ORG_ID=org-123", "read from the environment only"),
+        ("OPENAI_MODEL=gpt-4.1-mini", "not a setting. Fix: did you mean LLM_MODEL? Rename it."),
+    ],
+)
+def test_a_variable_the_app_would_ignore_in_dotenv_is_pointed_out(
+    tmp_path: Path, line: str, says: str
+) -> None:
+    env = tmp_path / ".env"
+    env.write_text(line + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(env, data_dir=tmp_path)
+    (problem,) = caught.value.problems
+    assert problem.startswith(f"{line.split('=')[0]} (in {env}): ")
+    assert says in problem

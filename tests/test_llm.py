@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import openai
 import pytest
+from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from browser_copilot.config import load_settings
@@ -14,6 +16,7 @@ from browser_copilot.llm.provider import (
     LlmUnavailable,
     build_chat_model,
     check_llm,
+    describe_llm_error,
     detect_local,
     resolve_llm,
 )
@@ -104,3 +107,36 @@ def test_a_local_server_is_detected_with_its_first_model() -> None:
 def test_a_local_server_without_models_is_not_used() -> None:
     with ScriptedOpenAI(models=[]) as local:
         assert detect_local(servers=(("Ollama", local.base_url),)) is None
+
+
+def failed_call(base_url: str, key: str = "sk-test-123", model: str = "scripted-model") -> openai.APIError:
+    """The error a real `ChatOpenAI` call raises against `base_url` (no retries)."""
+    chat = ChatOpenAI(model=model, base_url=base_url, api_key=SecretStr(key), max_retries=0, timeout=5)
+    with pytest.raises(openai.APIError) as caught:
+        chat.invoke("hi")
+    return caught.value
+
+
+def test_a_model_that_does_not_answer_is_explained_with_its_url_and_the_fix_as_doctor_says_it() -> None:
+    said = describe_llm_error(failed_call("http://127.0.0.1:9/v1"))
+    assert said == (
+        "Model call failed: http://127.0.0.1:9/v1 does not answer (connection refused). "
+        "Fix: start the server or correct LLM_BASE_URL."
+    )
+    with pytest.raises(LlmUnavailable) as doctor:
+        check_llm(LlmEndpoint("http://127.0.0.1:9/v1", None, "m", "configured"), timeout=1)
+    assert said == f"Model call failed: {doctor.value}"  # one wording, written once
+
+
+def test_a_refused_key_mid_chat_names_the_status_and_the_fix(server: ScriptedOpenAI) -> None:
+    said = describe_llm_error(failed_call(server.base_url, key="sk-wrong"))
+    assert said == (
+        f"Model call failed: {server.base_url} refused the API key (HTTP 401: invalid api key). "
+        "Fix: check LLM_API_KEY."
+    )
+
+
+def test_a_wrong_path_or_model_answering_404_says_which_settings_to_check(server: ScriptedOpenAI) -> None:
+    said = describe_llm_error(failed_call(f"{server.base_url}/nope", model="gpt-9"))
+    assert said.startswith(f"Model call failed: {server.base_url}/nope answered HTTP 404: not found (gpt-9 ")
+    assert "Fix: set LLM_MODEL to a model it serves" in said and "LLM_BASE_URL" in said

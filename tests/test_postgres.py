@@ -34,7 +34,7 @@ from tests.support.app import ROOT, App, app_env, run_app
 from tests.support.openai_server import ScriptedOpenAI, text
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
-from tests.support.scripted_model import ScriptedModel, call, code, say
+from tests.support.scripted_model import ScriptedModel, call, code, goto, say
 from tests.support.waiting import wait_until
 
 BACKENDS = ["sqlite", "postgres"]
@@ -57,10 +57,6 @@ async def runner_on(
     context = AgentContext(llm=model, browser=browser, limits=limits or Limits(), events=EventLog())
     async with open_checkpointer(settings) as saver:
         yield AgentRunner(compile_graph(saver), context, session_id=session_id), model
-
-
-def goto(url: str) -> Any:
-    return code(f"async (page) => {{ await page.goto('{url}') }}")
 
 
 async def page_value(session: BrowserSession, expression: str) -> Any:
@@ -305,7 +301,7 @@ def test_two_processes_never_run_one_session_at_once(
         wait_until(gated_llm.entered.is_set, timeout=90, what="the first run to reach the model")
         second = run_app("run", "Say hello", "--session", "busy-one", env=app_env(second_dir, **shared))
         said = second.stdout + second.stderr
-        assert second.returncode == 1, said
+        assert second.returncode == 10, said  # run's exit code for a busy session
         assert "Session busy-one is busy: another process is running it" in " ".join(said.split())
         assert gated_llm.completions() == 1  # the second process never reached the model
         gated_llm.gate.set()

@@ -61,8 +61,9 @@ def test_event_payloads_are_redacted_deeply() -> None:
 
 def test_the_console_event_stream_is_redacted() -> None:
     out = io.StringIO()
-    printer = EventPrinter(make_console(out, width=160))
+    printer = EventPrinter(make_console(out, width=160), show_code=True)  # the code too, as /code shows it
     printer(Event("tool_call", {"tool": "browser_run_code", "args": {"code": "fill('ann.lee@example.com')"}}))
+    printer(Event("tool_result", {"tool": "browser_run_code", "ok": True, "result": "Done."}))
     printer(Event("error", {"message": "card 4242 4242 4242 4242 declined"}))
     text = out.getvalue()
     assert "ann.lee@example.com" not in text
@@ -321,3 +322,42 @@ def test_an_answer_is_a_secret_when_the_question_or_the_page_asks_for_one(
     else:
         assert (masked, kinds) == (answer, [])
     assert mask_secrets(answer) == (answer, [])  # without the context, nothing in it is a secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-26 12:35:43,364 INFO browser_copilot.cli: started",
+        "opened at 2026-01-05 23:59:59",
+        "26-11-2026 09:05 the order shipped",
+        "on 2026-11-26 it costs 1299.00 EUR",
+    ],
+)
+def test_dates_and_times_are_not_phone_numbers(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "phone"),
+    [
+        ("Call +44 20 7946 0958 now", "+44 20 7946 0958"),
+        ("Call +44 20 7946 0958: ask for Ann", "+44 20 7946 0958"),
+        ("tel 8 912 345-67-89 at 12:30", "8 912 345-67-89"),
+        ("+7 (912) 345-67-89", "+7 (912) 345-67-89"),
+        ("ref 2026-13-40 12:35", "2026-13-40 12"),  # no such date: its digits stay masked
+    ],
+)
+def test_phone_numbers_next_to_times_are_still_masked(text: str, phone: str) -> None:
+    masked = redact(text)
+    assert phone not in masked and "<phone>" in masked
+
+
+def test_the_log_files_own_timestamps_are_never_masked(tmp_path: Path) -> None:
+    settings = load_settings(None, data_dir=tmp_path)
+    path = setup_logging(settings)
+    logging.getLogger("browser_copilot.test").warning("call +44 20 7946 0958 at 2026-11-26 12:35:43")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    (line,) = [row for row in path.read_text(encoding="utf-8").splitlines() if "browser_copilot.test" in row]
+    assert re.match(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} WARNING browser_copilot\.test: ", line), line
+    assert line.endswith("call <phone> at 2026-11-26 12:35:43")

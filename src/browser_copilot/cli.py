@@ -1,9 +1,10 @@
-"""Command line: `chat` (default), `doctor`, `observe URL`, `serve`.
+"""Command line: `chat` (default), `run`, `doctor`, `observe URL`, `graph`, `policy-check`, `serve`.
 
-Exit codes: 0 success; 1 a check or command failed; 2 bad configuration or usage;
-3 the browser or the MCP server could not be used; 130 interrupted (Ctrl+C); 143 SIGTERM.
-`run` also exits by its stop reason (`ui.oneshot.EXIT_CODES`): 4 step limit, 5 loop, 6 blocked, 7 waiting
-for you, and 8 for an answer the app's checks still doubt (shown marked "Unverified:" with the reasons).
+Exit codes (one table, `ui.run_output.MEANINGS`, printed by `--help`): 0 success; 1 a check or command
+failed; 2 bad configuration or usage; 3 the browser or the MCP server could not be used; 130 interrupted
+(Ctrl+C); 143 SIGTERM. `run` also exits by how the run ended: 4 step limit, 5 loop, 6 blocked, 7 waiting
+for you, 8 an answer the app's checks still doubt, 9 an answer after you declined an action, 10 the
+session is busy in another process, 11 the model failed mid-run.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import json
 import signal
 import sys
+import uuid
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -31,15 +33,32 @@ from browser_copilot.errors import (
     NavigationError,
 )
 from browser_copilot.logs import setup_logging
+from browser_copilot.ui import run_output
+from browser_copilot.ui.run_output import StopFlag
 from browser_copilot.ui.theme import make_console
 
-EXIT_FAILED, EXIT_CONFIG, EXIT_BROWSER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+EXIT_FAILED, EXIT_CONFIG, EXIT_BROWSER = run_output.FAILED, run_output.CONFIG, run_output.BROWSER
+EXIT_INTERRUPTED, EXIT_TERMINATED = run_output.INTERRUPTED, run_output.TERMINATED
+
+_RUN_HELP = """Do one task and exit. Answers to confirmations and questions are read from stdin when asked.
+
+Output: in a terminal, progress and answer as in the chat. When stdout is not a terminal, stdout gets
+the run's final text alone (the answer, the step-limit summary, or the question it waits on) and the
+progress goes to stderr. With --json, stdout gets JSON lines (schema: server/schema/run.v1.json): a
+"start", the agent's "event"s, a "question" whenever it waits for stdin, and a "result" last
+(stop_reason, answer, verified, doubts, declined, session, steps, tokens, exit_code).
+
+Sessions: without --session a task starts a new session, except "continue" (or "go on", "resume"),
+which continues the last session. Every stop that can be continued names the session."""
 
 
 def build_parser() -> argparse.ArgumentParser:
+    general = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in run_output.GENERAL.items())
     parser = argparse.ArgumentParser(
         prog="browser-copilot",
         description="An agent that works in your own logged-in Chrome/Edge.",
+        epilog=f"exit codes:\n{general}\n  `run` has more (4-11: how the run ended): see `run --help`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
@@ -54,15 +73,28 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.choices["chat"]
     chat.add_argument("--session", metavar="ID", help="resume this session (default: the last one)")
     observe = commands.add_parser(
-        "observe", help="open URL in the agent's tab and print what the model would see, with its tokens"
+        "observe",
+        help="open URL in a tab of its own (closed afterwards) and print what the model would see, "
+        "with its tokens",
     )
     observe.add_argument("url", help="an http(s) URL or about:blank")
     observe.add_argument("--full", action="store_true", help="the whole page, not only the viewport")
     observe.add_argument("--json", action="store_true", help="machine-readable output")
     commands.add_parser("graph", help="print the agent graph as a Mermaid diagram")
-    run = commands.add_parser("run", help="do one task and exit (answers to confirmations come from stdin)")
-    run.add_argument("task", help="what the agent should do")
-    run.add_argument("--session", metavar="ID", help="continue this session")
+    run = commands.add_parser(
+        "run",
+        help="do one task and exit (answers to confirmations come from stdin; exit code by outcome)",
+        description=_RUN_HELP,
+        epilog=run_output.exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("task", help='what the agent should do; "continue" goes on with the last session')
+    run.add_argument("--session", metavar="ID", help="run in this session (continue it, or answer it)")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON lines on stdout (events, questions, a final result); progress on stderr",
+    )
     serve = commands.add_parser(
         "serve", help="the agent behind a local web page, WebSocket chat and SSE events (prints a URL)"
     )
@@ -147,6 +179,17 @@ async def _policy_judge(settings: Settings) -> int:
     return 0
 
 
+_CLOSE_OWN_TAB = """async (page) => {
+  const key = %s;
+  const tabs = page.context().__bcSessionTabs;
+  const tab = tabs && tabs.get(key);
+  if (tabs) tabs.delete(key);
+  if (tab && !tab.isClosed()) await tab.close();
+  return Boolean(tab);
+}"""
+"""Close the tab `observe` opened (kept under its key by `BrowserSession.session_tab` / `keep_tab`)."""
+
+
 async def _observe(settings: Settings, console: Console, url: str, *, full: bool, as_json: bool) -> int:
     from browser_copilot.agent.conversation import observation_message, to_state
     from browser_copilot.browser.observation import observe
@@ -154,11 +197,21 @@ async def _observe(settings: Settings, console: Console, url: str, *, full: bool
     from browser_copilot.llm.tokens import count_tokens
 
     err = make_console(sys.stderr)
+    # Never in the user's tab: in a tab of its own, closed afterwards; no other tab is closed.
+    own_tab = settings.model_copy(update={"start_in_current_tab": False})
+    key = f"observe-{uuid.uuid4().hex[:12]}"
     async with BrowserSession(
-        settings, notice=lambda text: err.print(f"[notice]{escape(text)}[/notice]")
+        own_tab, notice=lambda text: err.print(f"[notice]{escape(text)}[/notice]")
     ) as browser:
-        page = await browser.goto(url)
-        observation = await observe(browser, full=full)
+        if browser.created_tab:
+            await browser.keep_tab(key)  # the blank tab the session just opened is observe's own
+        else:
+            await browser.session_tab(key)  # the tab it found was someone's: open a fresh one
+        try:
+            page = await browser.goto(url)
+            observation = await observe(browser, full=full)
+        finally:
+            await browser.run_code(_CLOSE_OWN_TAB % json.dumps(key), timeout=30, idempotent=True)
     message = observation_message(to_state(observation))
     text = str(message.content)
     (tokens,), exact = await asyncio.to_thread(count_tokens, [text])
@@ -188,9 +241,9 @@ async def _observe(settings: Settings, console: Console, url: str, *, full: bool
     return 0
 
 
-def _run(coro: Coroutine[Any, Any, int]) -> int:
+def _run(coro: Coroutine[Any, Any, int], stop: StopFlag | None = None) -> int:
     """Run the command; SIGTERM and SIGHUP cancel it so every `async with` cleans up (a browser the
-    app launched is closed, the MCP server stopped)."""
+    app launched is closed, the MCP server stopped). `stop` learns that it was a signal, not Ctrl+C."""
 
     async def guarded() -> int:
         task = asyncio.current_task()
@@ -200,6 +253,8 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
         def on_term() -> None:
             nonlocal terminated
             terminated = True
+            if stop is not None:
+                stop.terminated = True
             task.cancel()
 
         loop = asyncio.get_running_loop()
@@ -224,12 +279,18 @@ def main(argv: list[str] | None = None) -> int:
         return _policy_check()
     console = make_console()
     err = make_console(sys.stderr)
+    as_json = args.command == "run" and args.json
     try:
         settings = load_settings(args.env_file)
     except ConfigError as exc:
         err.print("[error]Configuration error[/error] (fix these in .env or the environment):")
         for problem in exc.problems:
             err.print(f"  - {escape(problem)}")
+        if as_json:
+            record = run_output.result_record(
+                session=None, code=EXIT_CONFIG, stop_reason=None, error=("config", str(exc))
+            )
+            run_output.JsonLines(sys.stdout, "").write(record)
         return EXIT_CONFIG
     log_file = setup_logging(settings)
     command = args.command or "chat"
@@ -245,7 +306,11 @@ def main(argv: list[str] | None = None) -> int:
         if command == "run":
             from browser_copilot.ui.oneshot import run_once
 
-            return _run(run_once(settings, console, args.task, session=args.session))
+            stop = StopFlag()
+            return _run(
+                run_once(settings, console, err, args.task, session=args.session, as_json=as_json, stop=stop),
+                stop,
+            )
         if command == "serve":
             from browser_copilot.server.app import serve
 

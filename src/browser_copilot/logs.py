@@ -17,10 +17,15 @@ LOG_FILE = "browser-copilot.log"
 
 
 class RedactingFormatter(logging.Formatter):
-    """Every log line passes through the one redaction function (F47)."""
+    """Every log line passes through the one redaction function (F47), except the line's own
+    timestamp: the app wrote it, it is never personal data (and never masked as a phone number)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
+        line = super().format(record)
+        stamp = str(getattr(record, "asctime", "")) if self.usesTime() else ""
+        if stamp and line.startswith(stamp):
+            return stamp + redact(line[len(stamp) :])
+        return redact(line)
 
 
 def setup_logging(settings: Settings) -> Path:
@@ -98,8 +103,9 @@ class StepEventLog:
                         "tool": call["tool"],
                         "args": call["args"],
                         "status": "ok" if ok else "error",
-                        "error": None if ok else data.get("summary"),
+                        "error": None if ok else data.get("result"),
                     },
+                    "summary": data.get("summary"),  # the step in plain words (plain_steps)
                     "page": self._page,
                 }
             )

@@ -209,6 +209,71 @@ def _stop_and_wait(remaining: Callable[[], set[int]], timeout: float = 5.0) -> N
             os.kill(pid, signal.SIGKILL)
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileHolder:
+    """The process that holds a profile's lock (Chromium's `SingletonLock` symlink, `host-PID`)."""
+
+    pid: int
+    host: str
+    program: str = ""
+    """Its executable, from /proc (empty on another computer)."""
+    headless: bool = False
+    port: int | None = None
+    """Its DevTools port, when it was started with one."""
+
+    def describe(self) -> str:
+        if self.host != socket.gethostname():
+            return f"PID {self.pid} on another computer ({self.host})"
+        how = ["headless" if self.headless else "with a window"]
+        how.append(f"DevTools port {self.port}" if self.port else "no DevTools port")
+        return f"PID {self.pid} ({self.program}, {', '.join(how)})"
+
+    def problem(self, profile_dir: Path) -> str:
+        """One or two lines: who holds the profile and the fix."""
+        if self.host != socket.gethostname():
+            fix = (
+                f"close the browser there, or, if that computer no longer uses this folder, delete "
+                f"{profile_dir / 'SingletonLock'}; or set BROWSER_PROFILE_DIR to another folder."
+            )
+        elif self.port:
+            fix = (
+                f"use it: set CDP_ENDPOINT=http://127.0.0.1:{self.port}; or close it (kill {self.pid}), "
+                "or set BROWSER_PROFILE_DIR to another folder."
+            )
+        else:
+            fix = f"close that browser (kill {self.pid}), or set BROWSER_PROFILE_DIR to another folder."
+        return f"The profile {profile_dir} is in use by another browser: {self.describe()}. Fix: {fix}"
+
+
+def profile_holder(profile_dir: Path) -> ProfileHolder | None:
+    """Who holds `profile_dir`'s lock, or None: no lock, or a stale one (its process is gone or is not
+    a browser, which Chromium itself then takes over)."""
+    try:
+        target = os.readlink(profile_dir / "SingletonLock")
+    except OSError:
+        return None
+    host, _, pid_text = target.rpartition("-")
+    if not pid_text.isdigit():
+        return None
+    pid = int(pid_text)
+    if host != socket.gethostname():
+        return ProfileHolder(pid, host)
+    try:
+        args = [os.fsdecode(a) for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        return None
+    if not args or not any(k in Path(args[0]).name.lower() for k in _BROWSER_PROGRAMS):
+        return None
+    port = next((a.split("=", 1)[1] for a in args if a.startswith("--remote-debugging-port=")), "")
+    return ProfileHolder(
+        pid,
+        host,
+        program=args[0],
+        headless=any(a.startswith("--headless") for a in args),
+        port=int(port) if port.isdigit() and int(port) > 0 else None,
+    )
+
+
 def launch(
     *,
     executable: Path,
@@ -218,9 +283,14 @@ def launch(
     log_file: Path,
     timeout: float = 30.0,
 ) -> LaunchedBrowser:
-    """Start the browser and wait until its DevTools endpoint answers, or raise `BrowserLaunchError`."""
+    """Start the browser and wait until its DevTools endpoint answers, or raise `BrowserLaunchError`
+    (naming the process that holds the profile, when one does)."""
     profile_dir.mkdir(parents=True, exist_ok=True)
     log_file.parent.mkdir(parents=True, exist_ok=True)
+    holder = profile_holder(profile_dir)
+    if holder is not None:
+        # A second browser on a locked profile only hands its URL to the first one and exits.
+        raise BrowserLaunchError(holder.problem(profile_dir))
     active_file = profile_dir / "DevToolsActivePort"
     active_file.unlink(missing_ok=True)
     port = free_port(preferred_port)
@@ -245,6 +315,9 @@ def launch(
                 return LaunchedBrowser(process, executable, profile_dir, endpoint, log_file, helpers)
         if process.poll() is not None:
             _stop_helpers(_crashpad_pids() - helpers_before)
+            holder = profile_holder(profile_dir)  # taken meanwhile by a browser started at the same time
+            if holder is not None:
+                raise BrowserLaunchError(holder.problem(profile_dir))
             raise BrowserLaunchError(_exit_message(executable, process.returncode, log_file))
         time.sleep(0.05)
     process.kill()

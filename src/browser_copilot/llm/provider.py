@@ -5,7 +5,9 @@ With nothing configured, a local Ollama or LM Studio server answering on its def
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -52,6 +54,106 @@ class LlmEndpoint:
         return f"{self.model or '(no model)'} at {self.base_url}{where}"
 
 
+def _plain(reason: object) -> str:
+    """`connection refused` from `[Errno 111] Connection refused`."""
+    text = re.sub(r"^\[Errno -?\d+\]\s*", "", str(reason).strip()) or "no answer"
+    return text[0].lower() + text[1:]
+
+
+def endpoint_problem(
+    base_url: str,
+    *,
+    status: int | None = None,
+    reason: object = None,
+    detail: str = "",
+    request: str = "/models",
+    model: str | None = None,
+    timed_out: bool = False,
+) -> str:
+    """What is wrong with the LLM endpoint and the fix, in one sentence each. `doctor` (through
+    `list_models`) and a failed model call (`describe_llm_error`) both say it with these words.
+
+    `status`: the HTTP status it answered; `reason`: why it did not answer at all; `detail`: the
+    provider's own message; `request`: the path asked (`/models`, `/chat/completions`)."""
+    said = f": {detail[:100]}" if detail else ""
+    if status in (401, 403):
+        return f"{base_url} refused the API key (HTTP {status}{said}). Fix: check LLM_API_KEY."
+    if status == 429:
+        return (
+            f"{base_url} refused the request: too many requests, or no quota left (HTTP 429{said}). "
+            "Fix: wait a minute and try again, or check your plan's quota and billing."
+        )
+    if status is not None and status >= 500:
+        return (
+            f"{base_url} failed on its side (HTTP {status}{said}). "
+            "Fix: try again later; for a server of your own, see its log."
+        )
+    if status == 404 and request != "/models":
+        which = f" ({model} is not served there?)" if model else ""
+        return (
+            f"{base_url} answered HTTP 404{said}{which}. Fix: set LLM_MODEL to a model it serves "
+            "(`main.py doctor` lists them) and LLM_BASE_URL to the API's base URL (often ending in /v1)."
+        )
+    if status is not None and request != "/models":
+        return (
+            f"{base_url} refused the request (HTTP {status}{said}). Fix: check that LLM_MODEL can call "
+            "tools; `main.py doctor` checks the endpoint and lists its models."
+        )
+    if status is not None:
+        return (
+            f"{base_url}{request} answered HTTP {status}. Fix: check that LLM_BASE_URL is the "
+            "API's base URL (it usually ends in /v1)."
+        )
+    if timed_out:
+        return (
+            f"{base_url} did not answer within LLM_TIMEOUT. Fix: check that the server is not "
+            "overloaded, or raise LLM_TIMEOUT."
+        )
+    return f"{base_url} does not answer ({_plain(reason)}). Fix: start the server or correct LLM_BASE_URL."
+
+
+_API_PATHS = ("/chat/completions", "/completions", "/responses", "/embeddings", "/models")
+
+
+def describe_llm_error(exc: BaseException) -> str:
+    """A failed model call (an `openai.APIError`) in plain words: the model's URL, the HTTP status or
+    the connection problem, and the fix, as `doctor` says them."""
+    import openai  # loaded with the chat model already
+
+    request = getattr(exc, "request", None)
+    url = str(request.url) if request is not None else "the model's API"
+    base, path = url, "/chat/completions"
+    for suffix in _API_PATHS:
+        if url.endswith(suffix):
+            base, path = url.removesuffix(suffix), suffix
+            break
+    model: str | None = None
+    with contextlib.suppress(AttributeError, ValueError, TypeError):
+        asked = json.loads(request.content) if request is not None else None
+        model = str(asked["model"]) if isinstance(asked, dict) and asked.get("model") else None
+    if isinstance(exc, openai.APITimeoutError):
+        problem = endpoint_problem(base, timed_out=True)
+    elif isinstance(exc, openai.APIConnectionError):
+        # The transport's own error says what happened (`connection refused`, a name not found); the
+        # SDK's (and LangChain's wrapper of it) only says "Connection error.".
+        cause: BaseException | None = exc
+        while isinstance(cause, openai.APIError):
+            cause = cause.__cause__ or cause.__context__
+        problem = endpoint_problem(base, reason=cause or exc.message)
+    elif isinstance(exc, openai.APIStatusError):
+        body = exc.body
+        detail = body.get("message") if isinstance(body, dict) else body
+        problem = endpoint_problem(
+            base, status=exc.status_code, detail=str(detail or ""), request=path, model=model
+        )
+    else:
+        problem = (
+            f"{base} answered something the app cannot use ({_plain(exc)}). Fix: check that LLM_BASE_URL "
+            "is an OpenAI-compatible API; `main.py doctor` checks it."
+        )
+    return f"Model call failed: {problem}"
+
+
 def list_models(base_url: str, api_key: SecretStr | None, *, timeout: float = 5.0) -> list[str]:
     """GET `<base_url>/models`; the model ids, or `LlmUnavailable` with the reason and fix."""
     request = urllib.request.Request(f"{base_url}/models")
@@ -61,19 +163,11 @@ def list_models(base_url: str, api_key: SecretStr | None, *, timeout: float = 5.
         with urllib.request.urlopen(request, timeout=timeout) as response:
             payload = json.loads(response.read().decode("utf-8"))
     except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            raise LlmUnavailable(
-                f"{base_url} refused the API key (HTTP {exc.code}). Fix: check LLM_API_KEY."
-            ) from None
-        raise LlmUnavailable(
-            f"{base_url}/models answered HTTP {exc.code}. Fix: check that LLM_BASE_URL is the "
-            "API's base URL (it usually ends in /v1)."
-        ) from None
+        raise LlmUnavailable(endpoint_problem(base_url, status=exc.code)) from None
+    except TimeoutError:
+        raise LlmUnavailable(endpoint_problem(base_url, reason="no answer in time")) from None
     except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise LlmUnavailable(
-            f"{base_url} does not answer ({reason}). Fix: start the server or correct LLM_BASE_URL."
-        ) from None
+        raise LlmUnavailable(endpoint_problem(base_url, reason=getattr(exc, "reason", exc))) from None
     except ValueError:
         raise LlmUnavailable(f"{base_url}/models did not answer JSON. Fix: check LLM_BASE_URL.") from None
     data = payload.get("data", []) if isinstance(payload, dict) else []
@@ -96,7 +190,10 @@ def detect_local(
 
 
 def resolve_llm(settings: Settings, *, detect: bool = True) -> LlmEndpoint | None:
-    """The endpoint to use: the configured one, else a local server, else None."""
+    """The endpoint to use: the configured one, else a local server, else None.
+
+    `detect=False`: no network at all (the configured endpoint or None). The chat resolves it so before
+    its prompt and runs `detect_local` in the background after it (issue 18: no blocking probe)."""
     if settings.llm_configured:
         base = settings.llm_base_url or OPENAI_URL
         return LlmEndpoint(base, settings.llm_api_key, settings.llm_model, "configured")

@@ -53,13 +53,31 @@ def _card(match: re.Match[str]) -> str:
     return "<card>" if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
 
 
+_DATE = re.compile(
+    r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|(?P<d2>\d{1,2})-(?P<m2>\d{1,2})-(?P<y2>\d{4})"
+)
+_CLOCK_REST = re.compile(r":[0-5]\d")
+"""What follows the hour of a time: `:35` of `12:35:43,364`."""
+
+
+def _date_or_timestamp(match: re.Match[str]) -> bool:
+    """A date (`2026-11-26`, `26-11-2026`), or a date and the hour of a time that goes on after the
+    match (`2026-11-26 12` of `2026-11-26 12:35:43,364`, the log's own timestamps): not a phone."""
+    date, _, hour = match.group(0).partition(" ")
+    found = _DATE.fullmatch(date)
+    if found is None:
+        return False
+    month, day = int(found["m"] or found["m2"]), int(found["d"] or found["d2"])
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return False
+    if not hour:
+        return True
+    return hour.isdigit() and int(hour) < 24 and _CLOCK_REST.match(match.string, match.end()) is not None
+
+
 def _phone(match: re.Match[str]) -> str:
     digits = re.sub(r"\D", "", match.group(0))
-    return (
-        "<phone>"
-        if 9 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", match.group(0))
-        else match.group(0)
-    )
+    return "<phone>" if 9 <= len(digits) <= 15 and not _date_or_timestamp(match) else match.group(0)
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:

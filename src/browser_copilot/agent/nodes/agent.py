@@ -26,6 +26,7 @@ from browser_copilot.agent.state import AgentState
 from browser_copilot.agent.streaming import AnswerStream, complete
 from browser_copilot.agent.textual import parse_textual_calls
 from browser_copilot.events import Event
+from browser_copilot.llm.provider import describe_llm_error
 
 Next = Literal[
     "observe", "memory_manager", "critical_action_validator", "goal_validator", "progress_reporter", "agent"
@@ -103,12 +104,13 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
         stream = AnswerStream(ctx.events, call=state.get("llm_calls", 0) + 1)
         response = await complete(ctx.llm, bound_tools(ctx), prompt, stream)
     except openai.APIError as exc:
-        ctx.events(Event("error", {"kind": "llm", "message": str(exc)}))
+        said = describe_llm_error(exc)  # the model's URL, the status or connection problem, the fix
+        ctx.events(Event("error", {"kind": "llm", "message": said}))
         return Command(
             update={
                 "messages": fixes,
                 "stop_reason": "error",
-                "last_error": {"kind": "llm", "message": str(exc)},
+                "last_error": {"kind": "llm", "message": said},
             },
             goto="progress_reporter",
         )
