@@ -195,6 +195,8 @@ async def test_a_confirmation_is_allowed_only_with_its_nonce_by_the_tab_that_ask
         question = await receive(ws, "agent_question")
         assert question["pending_kind"] == "confirm"
         assert question["card"]["category"] == "send"
+        # The tab that asked sees what it commits to as typed: the user's own address, on their screen.
+        assert ["To", "alice@example.test"] in question["card"]["values"]
         nonce = question["nonce"]
         assert isinstance(nonce, str) and len(nonce) >= 32
     # Another tab (or a page the agent opened) sees the card, without the nonce, and cannot allow it:
@@ -203,6 +205,7 @@ async def test_a_confirmation_is_allowed_only_with_its_nonce_by_the_tab_that_ask
         assert (await receive(other, "status"))["state"] == "waiting_user"
         shown = await receive(other, "agent_question")
         assert shown["card"]["category"] == "send" and "nonce" not in shown
+        assert ["To", "<email>"] in shown["card"]["values"]  # any other tab: masked like the logs
         for attempt in [
             {"text": "/yes"},
             {"text": "ok"},
@@ -321,7 +324,6 @@ async def test_requests_without_or_with_a_wrong_token_get_401_and_nothing_else(s
     base = served.url
     async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as anonymous:
         for method, path in [
-            ("GET", "/"),
             ("GET", "/static/app.js"),
             ("GET", "/api/sessions"),
             ("POST", "/api/sessions"),
@@ -330,11 +332,23 @@ async def test_requests_without_or_with_a_wrong_token_get_401_and_nothing_else(s
             ("GET", "/sessions/x/events"),
             ("GET", f"/api/sessions?token={served.token}"),  # the query token is for WS and SSE only
             ("GET", "/sessions/x/events?token=wrong"),
-            ("GET", "/?token=wrong"),
+            ("GET", "/live/x?token=wrong"),
+            ("DELETE", "/api/sessions/x"),
+            ("GET", "/api/status"),
         ]:
             for headers in ({}, {"Authorization": "Bearer wrong"}):
                 async with anonymous.request(method, base + path, headers=headers) as response:
                     assert (response.status, await response.text()) == (401, "unauthorized"), path
+                    assert not any(h.lower().startswith("access-control") for h in response.headers)
+        # A person at the page without a sign-in (a bookmark after the token was renewed, another browser,
+        # a wrong link): still 401, with what to do instead of a bare word.
+        for path in ("/", "/?token=wrong"):
+            for headers in ({}, {"Authorization": "Bearer wrong"}):
+                async with anonymous.get(base + path, headers=headers) as response:
+                    page = await response.text()
+                    assert response.status == 401, path
+                    assert "not signed in" in page and "main.py serve" in page, path
+                    assert served.token not in page
                     assert not any(h.lower().startswith("access-control") for h in response.headers)
         for token in ("wrong", ""):
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
@@ -483,6 +497,18 @@ def test_the_schema_names_every_kind_the_server_sends() -> None:
     sent = {d["$ref"].rsplit("/", 1)[1] for d in defs["server_message"]["oneOf"]}
     assert sent == {"status", "agent_message", "agent_question", "error"}
     assert defs["client_message"]["properties"]["kind"] == {"const": "user_message"}
+    # The live view's socket: what the server sends, and the input it takes.
+    assert set(defs["live_message"]["properties"]["kind"]["enum"]) == {
+        "live",
+        "control",
+        "frame",
+        "highlight",
+        "page",
+        "error",
+    }
+    assert set(defs["live_input"]["properties"]["kind"]["enum"]) == {"click", "wheel", "key", "text"}
+    answered_at_once = set(defs["agent_message"]["properties"]["command"]["enum"])
+    assert answered_at_once == {"/status", "/plan", "/tabs", "/help", "/tools", "/memory", "/forget"}
 
 
 def test_serve_refuses_a_non_loopback_host_without_allow_remote(

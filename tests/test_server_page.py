@@ -211,14 +211,20 @@ async def test_the_page_runs_a_task_with_a_confirmation_card_to_a_safe_final_ans
         assert any(r.startswith(f"site:{pages.base_url.split('//')[1]}") for r in rows), rows
         assert any(r.startswith("page:Inbox — Mail") for r in rows), rows
         assert any(r.startswith('action:button "Send"') for r in rows), rows
-        assert any(r.startswith("typed:To: ") for r in rows), rows  # the value is masked (an e-mail address)
+        # Shown to its owner (the tab that asked) as typed: the user's own address, on the user's own screen.
+        assert "typed:To: alice@example.test" in rows, rows
         # A typed value that looks like HTML is shown as text, never parsed.
         assert any(r.startswith("typed:") and HOSTILE in r for r in rows), rows
         assert await tab.evaluate("document.querySelector('.card h3').textContent") == "Confirm: send"
+        # The steps in plain words; the code only on demand.
         steps = await tab.evaluate("document.getElementById('steps').innerText")
-        assert "browser_run_code" in steps
-        assert "Inbox — Mail" in steps  # a page title from an observation
-        assert "Needs your confirmation" in steps
+        assert "browser_run_code" not in steps and "getByRole" not in steps, steps
+        assert "“Send”" in steps, steps
+        assert "Inbox — Mail" in steps, steps  # a page title from an observation
+        assert "confirm" in steps, steps
+        await tab.run("await ui.getByLabel('show the code of each step').check({ force: true });")
+        steps = await tab.evaluate("document.getElementById('steps').innerText")
+        assert "getByRole('button', { name: 'Send' })" in steps, steps
 
         await tab.run("await ui.getByRole('button', { name: 'Allow once' }).click({ force: true });")
         await tab.wait_for("document.querySelector('.message.final') !== null", what="the final answer")

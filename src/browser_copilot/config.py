@@ -14,7 +14,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from browser_copilot.errors import ConfigError
@@ -23,6 +23,7 @@ from browser_copilot.sandbox.confinement import SandboxSetting, normalise_settin
 HeadlessMode = Literal["auto", "true", "false"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 PacingSetting = Literal["off", "human", "auto"]
+ServerToken = Literal["keep", "new"]
 
 _PLACEHOLDER = re.compile(
     r"^(your[_-].*|.*[_-]here|<.*>|\{.*\}|x{4,}|\*{3,}|\.{3,}|changeme|change[_-]me|todo|tbd|"
@@ -69,6 +70,10 @@ _FIXES: dict[str, str] = {
     "DATABASE_URL": "a postgresql://USER:PASSWORD@HOST:PORT/DATABASE URL, or leave it empty for the "
     "embedded SQLite file in DATA_DIR",
     "MEMORY": "on (keep facts you state or confirm for later sessions) or off",
+    "SERVER_KEEP_TABS": "true (leave the tabs a web session opened) or false (close them when the session "
+    "is deleted or the server stops)",
+    "SERVER_TOKEN": "keep (the same token and sign-ins across restarts) or new (a fresh token, every "
+    "browser signed out)",
 }
 
 
@@ -85,9 +90,7 @@ class Settings(BaseSettings):
     )
 
     llm_base_url: str | None = None
-    llm_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("LLM_API_KEY", "OPENAI_API_KEY")
-    )
+    llm_api_key: SecretStr | None = None
     llm_model: str | None = None
     llm_temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     llm_vision: bool = False
@@ -116,6 +119,10 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = None
     memory: bool = True
     """Long-term memory of the user's facts (MEMORY=on|off)."""
+    server_keep_tabs: bool = False
+    """Server mode: leave the tabs a web session opened when it is deleted or the server stops."""
+    server_token: ServerToken = "keep"
+    """Server mode: keep the token and the browsers' sign-ins across restarts (DATA_DIR), or start anew."""
 
     @field_validator("llm_base_url")
     @classmethod
@@ -268,22 +275,80 @@ def env_names() -> list[str]:
     return [name.upper() for name in Settings.model_fields]
 
 
-def _env_name(loc: tuple[int | str, ...]) -> str:
-    return str(loc[0]).upper() if loc else "?"
+FALLBACKS: dict[str, tuple[str, ...]] = {
+    "llm_base_url": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
+    "llm_api_key": ("OPENAI_API_KEY",),
+}
+"""Other tools' names for a setting (the OpenAI SDK's), read from the environment, then `.env`, when
+the setting itself is set in neither: `LLM_*` always wins, wherever it is set."""
+
+_ENVIRONMENT_ONLY: dict[str, str] = {
+    "XDG_DATA_HOME": "set DATA_DIR in .env instead, or export XDG_DATA_HOME in your shell",
+    "XDG_CONFIG_HOME": "export it in your shell (it is where the app looks for your browser's profiles)",
+    "DISPLAY": "export it in your shell, or set BROWSER_HEADLESS in .env",
+    "WAYLAND_DISPLAY": "export it in your shell, or set BROWSER_HEADLESS in .env",
+    "OPENAI_ORG_ID": "export it in your shell (the model client reads it from there)",
+    "OPENAI_ORGANIZATION": "export it in your shell (the model client reads it from there)",
+    "OPENAI_PROJECT_ID": "export it in your shell (the model client reads it from there)",
+}
+"""Variables the app (or its model client) reads from the environment only: in `.env` they would be
+silently ignored, so they are pointed out like a misspelt key."""
+
+_LOOKALIKES = {"OPENAI_MODEL": "LLM_MODEL", "OPENAI_MODEL_NAME": "LLM_MODEL", "MODEL": "LLM_MODEL"}
+"""Names other tools use for a setting that the app does not read under that name."""
+
+
+def _env_name(loc: tuple[int | str, ...], sources: dict[str, str]) -> str:
+    """The variable a validation error is about: the one the value came from (`OPENAI_API_KEY`)."""
+    field = str(loc[0]) if loc else "?"
+    return sources.get(field, field.upper())
 
 
 def _typo_problems(env_file: Path) -> list[str]:
-    """Keys in `.env` that are not settings but look like a misspelt one."""
-    known = [*env_names(), "OPENAI_API_KEY"]
+    """Keys in `.env` that are not settings but look like a misspelt one, or that only the environment
+    can set."""
+    known = [*env_names(), *(name for names in FALLBACKS.values() for name in names)]
     problems: list[str] = []
     for key in dotenv_values(env_file):
         upper = key.upper()
         if upper in known:
             continue
-        close = difflib.get_close_matches(upper, known, n=1, cutoff=0.8)
+        if upper in _ENVIRONMENT_ONLY:
+            problems.append(
+                f"{key} (in {env_file}): read from the environment only, so this line does nothing. "
+                f"Fix: {_ENVIRONMENT_ONLY[upper]}."
+            )
+            continue
+        close = [_LOOKALIKES[upper]] if upper in _LOOKALIKES else []
+        close = close or difflib.get_close_matches(upper, known, n=1, cutoff=0.8)
         if close:
             problems.append(f"{key} (in {env_file}): not a setting. Fix: did you mean {close[0]}? Rename it.")
     return problems
+
+
+def _fallback_values(
+    env_file: Path | None, overrides: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(values, the variable each came from) of `FALLBACKS` for the settings set nowhere else."""
+    in_file: dict[str, str] = {}
+    if env_file is not None and env_file.is_file():
+        in_file = {k.upper(): (v or "").strip() for k, v in dotenv_values(env_file).items()}
+    values: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for field, others in FALLBACKS.items():
+        own = field.upper()
+        if (
+            field in overrides
+            or any(os.environ.get(name, "").strip() for name in (own, field))
+            or in_file.get(own)
+        ):
+            continue
+        for other in others:
+            value = os.environ.get(other, "").strip() or in_file.get(other, "")
+            if value:
+                values[field], sources[field] = value, other
+                break
+    return values, sources
 
 
 def load_settings(env_file: Path | None = Path(".env"), **overrides: Any) -> Settings:
@@ -294,13 +359,15 @@ def load_settings(env_file: Path | None = Path(".env"), **overrides: Any) -> Set
     problems: list[str] = []
     if env_file is not None and env_file.is_file():
         problems.extend(_typo_problems(env_file))
+    fallbacks, sources = _fallback_values(env_file, overrides)
     try:
-        settings = Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+        values: dict[str, Any] = {**fallbacks, **overrides}
+        settings = Settings(_env_file=env_file, **values)  # type: ignore[call-arg]
     except ValidationError as exc:
         for error in exc.errors():
-            name = _env_name(error["loc"])
+            name = _env_name(error["loc"], sources)
             message = str(error["msg"]).removeprefix("Value error, ")
-            fix = _FIXES.get(name, "see .env.example")
+            fix = _FIXES.get(str(error["loc"][0]).upper() if error["loc"] else "", "see .env.example")
             problems.append(f"{name}: {message}. Fix: set {name} to {fix}.")
         raise ConfigError(problems) from None
     problems.extend(_servers_file_problems(settings))

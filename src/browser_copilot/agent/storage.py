@@ -16,20 +16,17 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
-
-import psycopg
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph.store.postgres.aio import AsyncPostgresStore
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import AsyncConnectionPool
+from typing import TYPE_CHECKING, Any, cast
 
 from browser_copilot.agent.factory import sessions_db
-from browser_copilot.agent.locks import FileLocks, PostgresLocks, register_locks
-from browser_copilot.agent.runner import sqlite_checkpointer
 from browser_copilot.config import Settings
 from browser_copilot.errors import StorageError
+
+if TYPE_CHECKING:  # loaded where used: the session list is on the chat's start path, before its prompt
+    import psycopg
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from psycopg.rows import DictRow
+    from psycopg_pool import AsyncConnectionPool
 
 LAST_SESSION = "last_session"
 SESSIONS_TABLE = "browser_copilot_sessions"
@@ -47,6 +44,7 @@ _UPSERT = f"""INSERT INTO {SESSIONS_TABLE} (session_id, goal, updated) VALUES ({
 ON CONFLICT (session_id) DO UPDATE SET goal = COALESCE(excluded.goal, {SESSIONS_TABLE}.goal),
     updated = excluded.updated"""
 _LIST = f"SELECT session_id, goal, updated FROM {SESSIONS_TABLE} ORDER BY updated DESC LIMIT {{p}}"
+_DELETE = f"DELETE FROM {SESSIONS_TABLE} WHERE session_id = {{p}}"
 
 _ready: set[str] = set()  # database URLs whose schema this process has set up
 _pools: dict[str, tuple[asyncio.AbstractEventLoop, AsyncConnectionPool[Any]]] = {}
@@ -68,12 +66,17 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     """The checkpointer for `settings`: SQLite in the data dir, or PostgreSQL when `DATABASE_URL` is set.
 
     Runs of `AgentRunner`s on it take the matching per-session lock (`SessionBusy` when taken)."""
+    from browser_copilot.agent.locks import FileLocks, PostgresLocks, register_locks
+    from browser_copilot.agent.runner import sqlite_checkpointer
+
     url = settings.database
     if url is None:
         async with sqlite_checkpointer(sessions_db(settings)) as sqlite_saver:
             register_locks(sqlite_saver, FileLocks(settings.data_dir / "locks"))
             yield sqlite_saver
         return
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
     async with open_pool(url, POOL_SIZE) as pool:
         _pools[url] = (asyncio.get_running_loop(), pool)
         try:
@@ -89,6 +92,10 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
 async def open_pool(url: str, size: int) -> AsyncIterator[AsyncConnectionPool[psycopg.AsyncConnection[Any]]]:
     """An open pool on the `DATABASE_URL` database, its schema set up (`ensure_schema`): autocommit
     connections with dict rows, as LangGraph's Postgres saver and store want them."""
+    import psycopg
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
     await ensure_schema(url)
     pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
         url,
@@ -112,6 +119,8 @@ async def open_pool(url: str, size: int) -> AsyncIterator[AsyncConnectionPool[ps
 async def _connection(url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
     """A connection for the session list: from the open checkpointer's pool of this event loop (a
     server lists sessions often), else a short one of its own (`run`, `chat` before the checkpointer)."""
+    from psycopg.rows import dict_row
+
     loop, pool = _pools.get(url, (None, None))
     if pool is not None and loop is asyncio.get_running_loop():
         async with pool.connection() as conn:
@@ -122,6 +131,8 @@ async def _connection(url: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
 
 
 async def _connect(url: str, **kwargs: Any) -> psycopg.AsyncConnection[Any]:
+    import psycopg
+
     try:
         return await psycopg.AsyncConnection.connect(url, autocommit=True, **kwargs)
     except psycopg.Error as exc:
@@ -133,6 +144,10 @@ async def ensure_schema(url: str) -> None:
     database; an advisory lock keeps processes starting together from running the migrations twice."""
     if url in _ready:
         return
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+    from psycopg.rows import dict_row
+
     conn = await _connect(url, prepare_threshold=0, row_factory=dict_row)
     async with conn:
         # Poll rather than wait in `pg_advisory_lock`: a statement waiting for the lock holds a snapshot, and
@@ -202,6 +217,20 @@ async def list_sessions(settings: Settings, *, limit: int = 50) -> list[SessionI
         return []
     rows = await asyncio.to_thread(_sqlite, settings, _LIST.format(p="?"), (limit,))
     return [SessionInfo(str(r[0]), r[1], datetime.fromisoformat(r[2])) for r in rows]
+
+
+async def forget_session(settings: Settings, session_id: str) -> None:
+    """Take `session_id` off the session list (a session deleted in the web page)."""
+    url = settings.database
+    if url is not None:
+        await ensure_schema(url)
+        async with _connection(url) as conn:
+            await conn.execute(_DELETE.format(p="%s"), (session_id,))
+        return
+    if sessions_db(settings).is_file():
+        await asyncio.to_thread(_sqlite, settings, _DELETE.format(p="?"), (session_id,))
+    if await last_session(settings) == session_id:
+        (settings.data_dir / LAST_SESSION).unlink(missing_ok=True)
 
 
 def _sqlite(settings: Settings, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:

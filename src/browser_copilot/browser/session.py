@@ -22,6 +22,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -79,6 +80,8 @@ _ENSURE_AGENT_TAB = """async (page) => {
   if (!target && blank(page.url())) target = page;
   let created = false;
   if (!target) { target = await page.context().newPage(); created = true; }
+  // The tab chosen at start: the first server session works there (see _SESSION_TAB).
+  if (!hint) page.context().__bcStartTab = { page: target, adopted, created };
   return { index: page.context().pages().indexOf(target), current: target === page, created, adopted,
     url: target.url(), title: await target.title().catch(() => '') };
 }"""
@@ -99,14 +102,23 @@ _GOTO = """async (page) => {
 
 _SESSION_TAB = """async (page) => {
   const key = %s;
+  const claim = %s;
   const context = page.context();
   const tabs = context.__bcSessionTabs || (context.__bcSessionTabs = new Map());
   let target = tabs.get(key);
   let created = false;
+  let adopted = false;
+  const start = context.__bcStartTab;
+  if ((!target || target.isClosed()) && claim && start && !start.page.isClosed()
+      && ![...tabs.values()].includes(start.page)) {
+    // The tab chosen at start (the user's page in front, or the blank tab), as in the terminal.
+    target = start.page; created = start.created; adopted = start.adopted; tabs.set(key, target);
+  }
   if (!target || target.isClosed()) {
     target = await context.newPage(); created = true; tabs.set(key, target);
   }
-  return { index: context.pages().indexOf(target), current: target === page, created, url: target.url() };
+  return { index: context.pages().indexOf(target), current: target === page, created, adopted,
+    url: target.url(), title: adopted ? await target.title().catch(() => '') : '' };
 }"""
 
 
@@ -116,6 +128,17 @@ _AGENT_TARGET = """async (page) => {
   finally { await session.detach().catch(() => {}); }
 }"""
 """The agent's tab's CDP target id, asked by the app's own (trusted) code, for the network policy."""
+
+
+@dataclass(frozen=True)
+class SessionTab:
+    """The tab a server session works in: `created` by the app (now or at start), or `adopted` (the
+    user's own page, which the app never closes)."""
+
+    created: bool
+    adopted: bool
+    url: str
+    title: str
 
 
 def browser_gone(error: str | None) -> bool:
@@ -152,12 +175,16 @@ class BrowserSession:
         self._agent_url: str | None = None
         self.started_on: dict[str, str] | None = None
         """The user's page the agent adopted at start (F44), if it did."""
+        self.created_tab = False
+        """Whether the agent's tab was opened by this session (not the user's, nor one it found blank)."""
         self._lock = asyncio.Lock()
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = UrlPolicy.from_settings(settings)
         self._forbidden_told: list[str] | None = None
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
         self.network: NetworkGuard | None = None
+        self.agent_target: str | None = None
+        """The CDP target id of the agent's tab, as last told to the network policy."""
 
     async def __aenter__(self) -> BrowserSession:
         await self.open()
@@ -263,6 +290,7 @@ class BrowserSession:
                 raise BrowserUnavailable(f"the browser did not accept the connection: {result.error}")
             raise BrowserUnavailable(f"could not open the agent's tab: {result.error}")
         info = result.value
+        self.created_tab = isinstance(info, dict) and bool(info.get("created"))
         if isinstance(info, dict) and not info.get("current"):
             assert self.mcp is not None
             await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
@@ -281,6 +309,7 @@ class BrowserSession:
             return
         result = await self._call(_AGENT_TARGET, timeout=30)
         if result.ok and isinstance(result.value, str):
+            self.agent_target = result.value
             await self.network.set_agent_tab(result.value, bring_in=bring_in)
         else:
             log.warning("could not identify the agent's tab for the network policy: %s", result.error)
@@ -333,10 +362,11 @@ class BrowserSession:
         await self.goto(url)
         return True
 
-    async def session_tab(self, key: str) -> bool:
-        """Work in the tab kept for `key` (a server session, F66): select it, or open a fresh blank tab
-        for it when it has none (or it was closed). True when the tab was created now."""
-        code = _SESSION_TAB % json.dumps(key)
+    async def session_tab(self, key: str, *, claim_start: bool = False) -> SessionTab:
+        """Work in the tab kept for `key` (a server session, F66): select it; when it has none (or it was
+        closed), the tab chosen at start if `claim_start` and no session has it yet (the user's page in
+        front, by the terminal's rule), else a fresh blank tab."""
+        code = _SESSION_TAB % (json.dumps(key), json.dumps(claim_start))
         result = await self.run_code(code, idempotent=True, timeout=30)
         info = result.value if result.ok else None
         if not isinstance(info, dict):
@@ -345,9 +375,14 @@ class BrowserSession:
             assert self.mcp is not None
             async with self._lock:
                 await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
-                await self._track_agent_tab()
+                await self._track_agent_tab(bring_in=bool(info.get("adopted")))
         self._agent_url = str(info.get("url") or "") or None
-        return bool(info.get("created"))
+        return SessionTab(
+            created=bool(info.get("created")),
+            adopted=bool(info.get("adopted")),
+            url=str(info.get("url") or ""),
+            title=str(info.get("title") or ""),
+        )
 
     async def keep_tab(self, key: str) -> None:
         """The tab the agent is in now becomes `key`'s (the run may have switched tabs)."""
@@ -532,4 +567,4 @@ class BrowserSession:
             self.launched = None
 
 
-__all__ = ["INSTALL_HINT", "BrowserSession", "browser_gone", "check_navigable"]
+__all__ = ["INSTALL_HINT", "BrowserSession", "SessionTab", "browser_gone", "check_navigable"]

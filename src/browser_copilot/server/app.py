@@ -2,10 +2,13 @@
 
 Protocol v1 (schema: `server/schema/events.v1.json`; README "Server mode"):
 - `GET /` the page, `GET /static/{file}`;
-- `GET/POST /api/sessions`, `GET /api/sessions/{id}`, `POST /api/sessions/{id}/cancel`;
+- `GET /api/status` (the model, the browser, the browser tool);
+- `GET/POST /api/sessions`, `GET/DELETE /api/sessions/{id}`, `POST /api/sessions/{id}/cancel`;
 - WebSocket `/ws/{session}?client=ID`: client `user_message`; server `status`, `agent_message`,
   `agent_question`, `error` (ID: the browser tab, which alone gets the nonce of the cards of the runs
   it started; without it, the connection is a tab of its own);
+- WebSocket `/live/{session}?client=ID`: the live view of the session's tab (`live.py`): server `live`,
+  `control`, `frame` + a binary JPEG, `highlight`, `page`, `error`; client `click`, `wheel`, `key`, `text`;
 - SSE `/sessions/{session}/events`: numbered agent events, resumable with `Last-Event-ID`.
 """
 
@@ -21,6 +24,7 @@ import secrets
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import WSMsgType, hdrs, web
@@ -30,7 +34,16 @@ from browser_copilot.agent.nodes.human_in_loop import is_yes
 from browser_copilot.agent.runner import new_session_id
 from browser_copilot.config import Settings
 from browser_copilot.server.auth import ORIGINS, SIGN_IN, SignIn, gate, own_origins, security_headers
+from browser_copilot.server.commands import (
+    COMMANDS,
+    browser_status,
+    help_reply,
+    plan_reply,
+    status_reply,
+    tabs_reply,
+)
 from browser_copilot.server.hub import VERSION, dumps, outgoing
+from browser_copilot.server.live import CdpError, Frame, Viewer
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.server.sessions import Session, SessionManager
 from browser_copilot.server.tools import tools_reply
@@ -47,6 +60,8 @@ HEADER_TIMEOUT = 15.0
 open, are not affected."""
 MANAGER: web.AppKey[SessionManager] = web.AppKey("manager", SessionManager)
 HEARTBEAT_KEY: web.AppKey[float] = web.AppKey("heartbeat", float)
+AUTH_FILE = "server-auth.json"
+"""In the data dir: the server's token and the browsers it signed in (see `auth.SignIn.kept`)."""
 _STATIC_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$")
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 PLACEHOLDER = (
@@ -117,6 +132,16 @@ async def cancel_session(request: web.Request) -> web.Response:
     return _json({"cancelled": request.app[MANAGER].cancel(session)})
 
 
+async def delete_session(request: web.Request) -> web.Response:
+    session = await _known(request)
+    await request.app[MANAGER].delete(session)
+    return _json({"deleted": True})
+
+
+async def status(request: web.Request) -> web.Response:
+    return _json(await browser_status(request.app[MANAGER]))
+
+
 # ----- WebSocket --------------------------------------------------------------------------------
 
 
@@ -152,14 +177,13 @@ async def websocket(request: web.Request) -> web.StreamResponse:
         details = await manager.detail(session)
         queue.put_nowait(dumps({"v": VERSION, "kind": "status", "state": details["state"]}))
         if details["pending"] is not None:
-            question = manager.card_for(session, client, details["pending"])
-            queue.put_nowait(dumps(outgoing({"v": VERSION, **question})))
+            queue.put_nowait(dumps(manager.card_for(session, client, details["pending"])))
         async for message in ws:
             if message.type != WSMsgType.TEXT:
                 if message.type == WSMsgType.BINARY:
                     queue.put_nowait(_error("bad_json", "send JSON text frames"))
                 continue
-            reply = await _handle(manager, session, message.data, client)
+            reply = await _handle(manager, session, message.data, client, request.app[ORIGINS])
             if reply is not None:
                 queue.put_nowait(reply)
     finally:
@@ -179,7 +203,9 @@ async def _write(ws: web.WebSocketResponse, queue: asyncio.Queue[str | None]) ->
         await ws.close()
 
 
-async def _handle(manager: SessionManager, session: Session, data: str, client: str) -> str | None:
+async def _handle(
+    manager: SessionManager, session: Session, data: str, client: str, origins: set[str]
+) -> str | None:
     """One client message; returns an error to send back, if any (progress goes through the hub)."""
     if len(data.encode()) > MAX_MESSAGE:
         return _error("too_large", f"a message may have at most {MAX_MESSAGE} bytes")
@@ -201,6 +227,14 @@ async def _handle(manager: SessionManager, session: Session, data: str, client: 
         return dumps(outgoing(await memory_reply(manager.memory, command, text)))
     if command == "/tools":  # the tools the agent can use (built-in, extra MCP servers), as in the terminal
         return dumps(outgoing(await tools_reply(manager.extras)))
+    if command == "/status":
+        return dumps(outgoing(await status_reply(manager, session)))
+    if command == "/plan":
+        return dumps(outgoing(await plan_reply(manager, session)))
+    if command == "/tabs":
+        return dumps(outgoing(await tabs_reply(manager, session, origins)))
+    if command == "/help":
+        return dumps(outgoing(help_reply()))
     if session.busy:
         return _error("busy", "a run of this session is active: wait for its answer, or cancel it")
     if command in ("/chat", "/exit"):
@@ -214,16 +248,87 @@ async def _handle(manager: SessionManager, session: Session, data: str, client: 
         if not confirm:
             return _error("nothing_pending", f"nothing is waiting for a {command}")
     elif command:
-        return _error(
-            "unknown_command",
-            f"{command}: the commands are /yes, /no, /chat, /exit, /memory, /forget N and /tools",
-        )
+        listed = ", ".join(c if c != "/forget" else "/forget N" for c in COMMANDS)
+        return _error("unknown_command", f"{command[:40]}: the commands are {listed} (/help says more)")
     if confirm and is_yes(text):  # the graph's own reading of an approval ("/yes", "ok", "да", ...)
         problem = manager.check_approval(session, client, message.get("nonce"))
         if problem is not None:
             return _error("not_approved", problem)
     manager.start(session, text, client=client)  # the nonce is used up here, with no await before
     return None
+
+
+# ----- the live view ----------------------------------------------------------------------------
+
+
+async def live(request: web.Request) -> web.StreamResponse:
+    """The session's tab, live: pictures while this connection is open; the user's clicks and keys when
+    `SessionManager.may_drive` allows them."""
+    manager = request.app[MANAGER]
+    session = _session(manager, request)
+    viewer = Viewer(_client(request))
+    ws = web.WebSocketResponse(max_msg_size=MAX_FRAME, heartbeat=30)
+    await ws.prepare(request)
+    writer = asyncio.create_task(_show(ws, viewer))
+    try:
+        await manager.watch(session, viewer)
+        async for message in ws:
+            if message.type != WSMsgType.TEXT:
+                continue
+            problem = await _drive(manager, session, viewer, message.data)
+            if problem is not None:
+                viewer.say({"kind": "error", "code": problem[0], "message": problem[1]})
+    finally:
+        await manager.live.unwatch(viewer)
+        await writer
+    return ws
+
+
+async def _show(ws: web.WebSocketResponse, viewer: Viewer) -> None:
+    """The viewer's messages, and each picture as a `frame` message followed by its JPEG (binary)."""
+    while (item := await viewer.next()) is not None:
+        try:
+            if isinstance(item, Frame):
+                meta = {
+                    "v": VERSION,
+                    "kind": "frame",
+                    "width": item.width,
+                    "height": item.height,
+                    "at": item.at,
+                }
+                await ws.send_str(dumps(meta))
+                await ws.send_bytes(item.jpeg)
+            else:
+                await ws.send_str(dumps(outgoing({"v": VERSION, **item})))
+        except (ConnectionError, RuntimeError):
+            break
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        await ws.close()
+
+
+async def _drive(
+    manager: SessionManager, session: Session, viewer: Viewer, data: str
+) -> tuple[str, str] | None:
+    """One input message of the live view: (error code, message) when it is not carried out."""
+    if len(data.encode()) > MAX_MESSAGE:
+        return ("too_large", f"a message may have at most {MAX_MESSAGE} bytes")
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return ("bad_json", "the message is not valid JSON")
+    if not isinstance(message, dict):
+        return ("bad_json", "a message is a JSON object with a kind")
+    refusal = await manager.may_drive(session, viewer.client)
+    if refusal is not None:
+        return ("not_now", refusal)
+    stream = manager.live.stream_of(viewer)
+    if stream is None:
+        return ("no_tab", "there is no tab to act in yet")
+    try:
+        problem = await stream.drive(message)
+    except CdpError as exc:
+        return ("browser", f"the browser did not take it: {exc}")
+    return None if problem is None else ("bad_input", problem)
 
 
 # ----- SSE --------------------------------------------------------------------------------------
@@ -275,11 +380,14 @@ def build_app(manager: SessionManager, sign_in: SignIn, *, heartbeat: float = HE
     app.on_response_prepare.append(security_headers)
     app.router.add_get("/", index)
     app.router.add_get("/static/{file}", static)
+    app.router.add_get("/api/status", status)
     app.router.add_get("/api/sessions", list_sessions)
     app.router.add_post("/api/sessions", create_session)
     app.router.add_get("/api/sessions/{session}", session_detail)
+    app.router.add_delete("/api/sessions/{session}", delete_session)
     app.router.add_post("/api/sessions/{session}/cancel", cancel_session)
     app.router.add_get("/ws/{session}", websocket)
+    app.router.add_get("/live/{session}", live)
     app.router.add_get("/sessions/{session}/events", events)
 
     async def on_shutdown(_: web.Application) -> None:
@@ -293,7 +401,8 @@ class Server:
     """The app on a TCP port; `start()` returns the URL to print (with the token).
 
     `announce` prints a new sign-in link when a used one is opened again (`auth.SignIn`);
-    `header_timeout`: see HEADER_TIMEOUT."""
+    `header_timeout`: see HEADER_TIMEOUT; `store`: where the token and the sign-ins are kept across
+    restarts (`auth.SignIn.kept`; `fresh_token` starts anew), else they live as long as the server."""
 
     def __init__(
         self,
@@ -303,10 +412,16 @@ class Server:
         heartbeat: float = HEARTBEAT,
         header_timeout: float = HEADER_TIMEOUT,
         announce: Callable[[str], None] | None = None,
+        store: Path | None = None,
+        fresh_token: bool = False,
     ):
         self.manager = manager
-        self.token = token or secrets.token_urlsafe(24)
-        self.sign_in = SignIn(self.token, announce=self._announce)
+        if store is not None:
+            self.sign_in = SignIn.kept(store, fresh=fresh_token, announce=self._announce)
+            self.token = self.sign_in.token
+        else:
+            self.token = token or secrets.token_urlsafe(24)
+            self.sign_in = SignIn(self.token, announce=self._announce)
         self._printer = announce
         self.app = build_app(manager, self.sign_in, heartbeat=heartbeat)
         self.runner = web.AppRunner(
@@ -362,6 +477,7 @@ async def running(
     llm: Callable[[], BaseChatModel],
     notice: Callable[[str], None],
     announce: Callable[[str], None] | None = None,
+    model: str | None = None,
 ) -> AsyncIterator[Server]:
     """The server with the agent behind it: the browser session, the checkpointer, the memory and the
     extra servers, open while the block runs.
@@ -386,9 +502,20 @@ async def running(
             ExtraServers.from_settings(settings, notice=notice) as extras,
         ):
             manager = SessionManager(
-                settings, browser=browser, llm=llm(), checkpointer=saver, memory=memory, extras=extras
+                settings,
+                browser=browser,
+                llm=llm(),
+                checkpointer=saver,
+                memory=memory,
+                extras=extras,
+                model=model,
             )
-            server = Server(manager, announce=announce)
+            server = Server(
+                manager,
+                announce=announce,
+                store=settings.data_dir / AUTH_FILE,
+                fresh_token=settings.server_token == "new",
+            )
             await server.start(host, port, sock=sock)
             try:
                 yield server
@@ -431,9 +558,22 @@ async def serve(settings: Settings, *, host: str, port: int, allow_remote: bool)
     started = False
     try:
         async with running(
-            settings, host=host, port=port, llm=llm, notice=notice, announce=announce
+            settings,
+            host=host,
+            port=port,
+            llm=llm,
+            notice=notice,
+            announce=announce,
+            model=endpoint.describe(),
         ) as server:
-            sys.stdout.write(f"{server.base_url}/?token={server.token}\n")
+            if await server.manager.headless():
+                sys.stderr.write(
+                    "The browser has no window (headless): the web page's Browser panel shows the agent's "
+                    "tab live, and takes your clicks and keys when the agent hands over (a sign-in, a "
+                    "captcha). For a window, set BROWSER_HEADLESS=false where there is a display.\n"
+                )
+                sys.stderr.flush()
+            sys.stdout.write(f"{server.base_url}/?token={server.token}\n")  # the last line: the link
             sys.stdout.flush()
             started = True
             await asyncio.Event().wait()

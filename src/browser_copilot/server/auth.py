@@ -13,16 +13,26 @@
 4. no framing, on every response: `Content-Security-Policy` (`frame-ancestors 'none'` and a same-origin
    policy for the page) and `X-Frame-Options: DENY`, so no other page can frame "Allow once" under a
    decoy (clickjacking).
+
+`main.py serve` keeps the token and the browsers it signed in (only a hash of each cookie) in
+`DATA_DIR/server-auth.json`, readable by the user alone (`SignIn.kept`), so a bookmark of the page still
+opens it after a restart; `SERVER_TOKEN=new` starts anew. A page opened without a valid sign-in gets a
+page that says how to get a link, not a bare 401.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import hmac
+import json
+import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from aiohttp import hdrs, web
 
@@ -36,7 +46,7 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+        "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; "
         "form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Frame-Options": "DENY",
@@ -47,6 +57,19 @@ LINK_USED = (
     "<!doctype html><meta charset=utf-8><title>Browser Copilot</title>"
     "<p>This sign-in link was already used: a link signs a browser in once. A new link is printed in the "
     "terminal where <code>main.py serve</code> runs; open that one."
+)
+NOT_SIGNED_IN = (
+    "<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+    "<title>Browser Copilot: sign in</title>"
+    "<body style='font:16px/1.5 system-ui,sans-serif;max-width:38rem;margin:3rem auto;padding:0 1rem'>"
+    "<h1 style='font-size:1.3rem'>Browser Copilot: this browser is not signed in</h1>"
+    "<p>The page opens only in a browser signed in with the link the server prints.</p><ol>"
+    "<li>Find the terminal where <code>main.py serve</code> runs (or start it: "
+    "<code>uv run python main.py serve</code>, or <code>make serve</code>).</li>"
+    "<li>Open the link it printed, <code>http://127.0.0.1:PORT/?token=…</code>, in this browser.</li></ol>"
+    "<p>A link signs one browser in, once. Opened again, it makes that terminal print a new one-time link: "
+    "open that one. Once signed in, this address (bookmark it) keeps working, also after the server "
+    "restarts, until it is started with <code>SERVER_TOKEN=new</code>.</p>"
 )
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -64,12 +87,45 @@ class SignIn:
     links: set[str] = field(default_factory=set)
     used: set[str] = field(default_factory=set)
     sessions: set[str] = field(default_factory=set)
+    """A hash of each browser session's cookie (the cookies themselves are kept nowhere)."""
+    store: Path | None = None
+    """Where the token and the sessions are kept across restarts (`kept`); None: in memory only."""
 
     def __post_init__(self) -> None:
         self.links.add(self.token)
 
+    @classmethod
+    def kept(cls, path: Path, *, fresh: bool, announce: Callable[[str], None] | None = None) -> SignIn:
+        """The token and the signed-in browsers kept in `path` (written readable by the user only); with
+        `fresh`, or none kept, a new token and no browser signed in. The printed link signs in once per
+        start of the server."""
+        state: dict[str, Any] = {} if fresh else _read_state(path)
+        token = state.get("token")
+        if not isinstance(token, str) or len(token) < 16:
+            token, state = secrets.token_urlsafe(24), {}
+        sessions = {str(h) for h in state.get("sessions") or [] if isinstance(h, str)}
+        sign_in = cls(token, announce=announce, sessions=sessions, store=path)
+        sign_in.save()
+        return sign_in
+
+    def save(self) -> None:
+        if self.store is None:
+            return
+        state = {"token": self.token, "sessions": sorted(self.sessions)}
+        self.store.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.store.with_name(self.store.name + ".tmp")
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            json.dump(state, file)
+        os.replace(partial, self.store)
+
     def session_valid(self, value: str | None) -> bool:
-        return value is not None and any(hmac.compare_digest(value, s) for s in self.sessions)
+        if not value:
+            return False
+        digest = _digest(value)
+        return any(hmac.compare_digest(digest, s) for s in self.sessions)
 
     def token_valid(self, value: str) -> bool:
         return hmac.compare_digest(value.encode(), self.token.encode())
@@ -82,7 +138,8 @@ class SignIn:
         self.links.discard(found)
         self.used.add(found)
         session = secrets.token_urlsafe(32)
-        self.sessions.add(session)
+        self.sessions.add(_digest(session))
+        self.save()
         return session
 
     def was_used(self, link: str) -> bool:
@@ -96,6 +153,18 @@ class SignIn:
         if self.announce is not None:
             self.announce(f"/?token={fresh}")
         return fresh
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 SIGN_IN: web.AppKey[SignIn] = web.AppKey("sign_in", SignIn)
@@ -139,7 +208,7 @@ def _machine_addresses() -> set[str]:
 
 def _query_allowed(request: web.Request) -> bool:
     path = request.path
-    return path.startswith("/ws/") or (path.startswith("/sessions/") and path.endswith("/events"))
+    return path.startswith(("/ws/", "/live/")) or (path.startswith("/sessions/") and path.endswith("/events"))
 
 
 def cookie_name(request: web.Request) -> str:
@@ -165,6 +234,11 @@ def unauthorized() -> web.Response:
     return web.Response(status=401, text="unauthorized")
 
 
+def not_signed_in() -> web.Response:
+    """401 for a person at the page: what to do to sign in."""
+    return web.Response(status=401, text=NOT_SIGNED_IN, content_type="text/html")
+
+
 def _back_to_page() -> web.Response:
     return web.Response(status=302, headers={hdrs.LOCATION: "/", hdrs.CACHE_CONTROL: "no-store"})
 
@@ -183,7 +257,7 @@ def sign_in_with_link(request: web.Request) -> web.Response:
     if sign_in.was_used(link):
         sign_in.reissue()
         return web.Response(status=401, text=LINK_USED, content_type="text/html")
-    return unauthorized()
+    return not_signed_in()  # a wrong or expired link (the token was renewed): how to get a new one
 
 
 @web.middleware
@@ -192,6 +266,8 @@ async def gate(request: web.Request, handler: Handler) -> web.StreamResponse:
         return sign_in_with_link(request)
     auth = authenticate(request)
     if auth is None:
+        if request.method == "GET" and request.path == "/":
+            return not_signed_in()  # a person at the page (a bookmark, another browser)
         return unauthorized()
     origin = request.headers.get(hdrs.ORIGIN)
     upgrade = request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"

@@ -4,7 +4,10 @@
 Every outgoing payload goes through `safety.redaction.redact_data` (the logs' redaction); the envelope
 (`v`, `kind`, `session`, `id`, `at`, `state`, `queued`, ...) is left as it is. A confirmation card's
 `nonce` goes only to the connections of the browser tab that asked (`send_question`), never into the
-SSE buffer, the agent's events or the logs."""
+SSE buffer, the agent's events or the logs. That tab sees the card as its owner (`for_owner`): the user's
+own details on their own screen (names, e-mail addresses, phone numbers, street addresses) as they are,
+so two rows that differ only there can be told apart; secrets (passwords, one-time codes, card numbers,
+IBANs, keys and tokens) masked as everywhere."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from browser_copilot.events import Event
-from browser_copilot.safety.redaction import redact_data
+from browser_copilot.safety.redaction import mask_for_model, mask_secrets, redact_data
 
 VERSION = 1
 SSE_KINDS = frozenset(
@@ -30,11 +33,13 @@ SSE_KINDS = frozenset(
         "answer_stream",
         "status",
         "notice",
+        "plan",
+        "usage",
     }
 )
-"""The seed's watching kinds (plus `status`, the streaming answer, F62, and the app's notices to the user:
-a secret withheld from the agent, a tab taken back...); other agent events stay in the terminal and the
-logs."""
+"""The seed's watching kinds (plus `status`, the streaming answer, F62, the app's notices to the user: a
+secret withheld from the agent, a tab taken back..., the working state as it changes and the tokens each
+model call used); other agent events stay in the terminal and the logs."""
 _ENVELOPE = frozenset(
     {"v", "kind", "session", "id", "at", "state", "queued", "mode", "pending_kind", "nonce"}
 )
@@ -43,6 +48,21 @@ _ENVELOPE = frozenset(
 def outgoing(message: dict[str, Any]) -> dict[str, Any]:
     """`message` with every string outside the envelope redacted."""
     return {k: v if k in _ENVELOPE else redact_data(v) for k, v in message.items()}
+
+
+def for_owner(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` as the tab that asked sees it: secrets masked, the user's own details kept."""
+    return {k: v if k in _ENVELOPE else _secrets_masked(v) for k, v in message.items()}
+
+
+def _secrets_masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_secrets(mask_for_model(value))[0]
+    if isinstance(value, dict):
+        return {k: _secrets_masked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_secrets_masked(v) for v in value]
+    return value
 
 
 def dumps(message: dict[str, Any]) -> str:
@@ -113,8 +133,9 @@ class Hub:
             queue.put_nowait(text)
 
     def send_question(self, message: dict[str, Any], *, nonce: str | None, client: str | None) -> None:
-        """A question to every client; with `nonce` only to the connections of tab `client`."""
+        """A question to every client; to the connections of tab `client` (the one that asked) as its
+        owner sees it (`for_owner`), with `nonce` when there is one."""
         text = dumps(outgoing({"v": VERSION, **message}))
-        keyed = dumps(outgoing({"v": VERSION, **message, "nonce": nonce}))
+        keyed = dumps(for_owner({"v": VERSION, **message, **({"nonce": nonce} if nonce else {})}))
         for queue, owner in self.clients.items():
-            queue.put_nowait(keyed if nonce is not None and owner == client else text)
+            queue.put_nowait(keyed if client is not None and owner == client else text)

@@ -12,4 +12,10 @@ from browser_copilot.ui.memory import memory_answer
 
 async def memory_reply(book: MemoryBook | None, command: str, text: str) -> dict[str, Any]:
     answer, _ = await memory_answer(book, command, text.split(" ", 1)[1] if " " in text else "")
-    return {"v": VERSION, "kind": "agent_message", "text": answer, "stop_reason": "answered"}
+    return {
+        "v": VERSION,
+        "kind": "agent_message",
+        "text": answer,
+        "stop_reason": "answered",
+        "command": command,
+    }

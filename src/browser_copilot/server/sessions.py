@@ -3,7 +3,15 @@
 Runs of different sessions never interleave: a run holds `SessionManager.turn_lock` for its whole turn
 (the browser is shared) and the others wait in a FIFO queue, told their place as `status` with `queued`.
 A message to a session whose run is active (running or queued) is refused with `busy`: wait for the
-answer or cancel. Each session works in a tab of its own (`BrowserSession.session_tab`).
+answer or cancel. Each session works in a tab of its own (`BrowserSession.session_tab`); the first new
+session starts on the tab chosen when the browser session opened (the user's page in front, by the
+terminal's rule, and says so in the chat). The tabs the app opened for a session (its own tab, and the
+tabs that appeared while it ran that the agent worked in or that its tabs opened) are closed when the
+session is deleted or the server stops, unless `SERVER_KEEP_TABS`; a tab the app did not open never is.
+
+The live view (`server.live`) shows each session's tab; the user may click and type in it
+(`may_drive`) from the tab that gave the session its task, only while nothing acts in the browser and
+the session waits for the user in the browser (a hand-over) or for a new task.
 
 The checkpoint stays the source of truth (pending question, working state, stop reason).
 
@@ -18,9 +26,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import logging
 import re
 import secrets
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,16 +42,22 @@ from browser_copilot.agent.conversation import chat_history
 from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.agent.runner import AgentRunner, Graph, TurnOutcome, compile_graph
-from browser_copilot.agent.storage import list_sessions, remember_session
+from browser_copilot.agent.storage import forget_session, list_sessions, remember_session
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
-from browser_copilot.events import fan_out
+from browser_copilot.events import Event, fan_out
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.logs import StepEventLog
-from browser_copilot.server.hub import Hub
+from browser_copilot.metrics import Metrics
+from browser_copilot.server.hub import VERSION, Hub, for_owner, outgoing
+from browser_copilot.server.live import CdpError, LiveView, Viewer
 
+log = logging.getLogger(__name__)
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+STATES_READ = 50
+"""Sessions not used by this process whose state the list reads from their checkpoint (the most recent)."""
+STATE_TTL = 30.0
 CANCELLED = "Cancelled. The browser and the session are intact; a new message continues the same goal."
 
 
@@ -71,6 +87,12 @@ NOT_SHOWN = (
     "an approval must answer the card shown in the tab that asked (its nonce): this one does not, "
     "so nothing was approved and the card still waits; allow it in that tab, or refuse it"
 )
+NOT_OWNER = "Only the browser tab that gave this session its task can click and type in its page."
+AGENT_ACTS = (
+    "The agent is working in the browser: you can click and type here when it waits for you or has "
+    "finished (or press Stop)."
+)
+ANSWER_FIRST = "A question is waiting in the chat: answer it first (the page stays as the card shows it)."
 
 
 @dataclass
@@ -88,6 +110,14 @@ class Session:
     """The client id (browser tab or connection) whose message started the last run."""
     approval: Approval | None = None
     """The pending card's proof, if a card of this process is pending."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """Steps, tokens and errors of this session's runs in this process (`/status`)."""
+    target: str | None = None
+    """Its tab (CDP target id), once it has worked in this process."""
+    opened: set[str] = field(default_factory=set)
+    """The tabs the app opened for it (closed when it is deleted or the server stops)."""
+    worked: set[str] = field(default_factory=set)
+    """The tabs the agent worked in during its runs."""
 
     @property
     def busy(self) -> bool:
@@ -105,8 +135,11 @@ class SessionManager:
         buffer: int = 5000,
         memory: MemoryBook | None = None,
         extras: ExtraServers | None = None,
+        model: str | None = None,
     ) -> None:
         self.settings = settings
+        self.model = model or _model_name(llm)
+        """The model, as the status line says it."""
         self.extras = extras if extras is not None else ExtraServers()
         self.memory = memory
         settings.logs_dir.mkdir(parents=True, exist_ok=True)
@@ -118,6 +151,12 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self.turn_lock = asyncio.Lock()
         self.queue: list[Session] = []
+        self.acting: Session | None = None
+        """The session whose run holds the browser now."""
+        self.live = LiveView(lambda: browser.endpoint.url if browser.endpoint else None)
+        self._background: set[asyncio.Task[None]] = set()
+        self._headless: bool | None = None
+        self._stored: dict[str, tuple[float, str]] = {}
 
     # ----- sessions -----------------------------------------------------------------------
 
@@ -130,15 +169,17 @@ class SessionManager:
             return found
         hub = Hub(session_id, size=self.buffer)
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session_id)
+        metrics = Metrics()
         context = make_context(
             self.settings,
             llm=self.llm,
             browser=self.browser,
-            events=fan_out(hub, log),
+            events=fan_out(hub, log, metrics, lambda event: self._follow(session_id, event)),
             memory=self.memory,
             extras=self.extras,
         )
-        found = Session(session_id, AgentRunner(self.graph, context, session_id=session_id), hub)
+        runner = AgentRunner(self.graph, context, session_id=session_id)
+        found = Session(session_id, runner, hub, metrics=metrics)
         self.sessions[session_id] = found
         return found
 
@@ -152,6 +193,8 @@ class SessionManager:
         return self.session(session_id) if snapshot.values else None
 
     async def listing(self) -> list[dict[str, Any]]:
+        """The sessions, most recent first, each in the state it is really in: one of this process as it
+        runs; one from the checkpoint alone waiting for the user when a question is pending there."""
         rows: dict[str, dict[str, Any]] = {}
         for info in await list_sessions(self.settings, limit=200):
             updated = info.updated.astimezone(UTC).isoformat()
@@ -161,7 +204,22 @@ class SessionManager:
             row = rows.setdefault(sid, {"id": sid, "goal": "", "updated": _iso(s.updated)})
             row["state"] = s.state
             row["updated"] = max(str(row["updated"]), _iso(s.updated))
+        stored = [r for r in rows.values() if r["id"] not in self.sessions][:STATES_READ]
+        for row in stored:
+            row["state"] = await self._stored_state(row["id"])
         return sorted(rows.values(), key=lambda r: str(r["updated"]), reverse=True)
+
+    async def _stored_state(self, session_id: str) -> str:
+        """waiting_user or idle, from the checkpoint of a session this process does not hold (read again
+        after `STATE_TTL` seconds: only another process on the same database changes it)."""
+        now = time.monotonic()
+        known = self._stored.get(session_id)
+        if known is not None and now - known[0] < STATE_TTL:
+            return known[1]
+        snapshot = await self.graph.aget_state({"configurable": {"thread_id": session_id}})
+        state = "waiting_user" if snapshot.interrupts else "idle"
+        self._stored[session_id] = (now, state)
+        return state
 
     async def detail(self, s: Session) -> dict[str, Any]:
         last_event = s.hub.last_id  # before the state: every final up to it is in `chat` or still coming
@@ -172,6 +230,8 @@ class SessionManager:
         if not running:
             failed = values.get("stop_reason") == "error"
             state = "waiting_user" if pending else ("error" if failed else "idle")
+            if not s.busy:
+                s.state = state  # a session first held after a restart: as its checkpoint says
         return {
             "id": s.id,
             "state": state,
@@ -192,6 +252,9 @@ class SessionManager:
                 "verified": bool(values.get("verified")),
                 "doubts": [str(d) for d in values.get("doubts") or []],
             },
+            # What the session's model calls cost, from the checkpoint (so after a restart too); the page
+            # adds the SSE `usage` events after `last_event_id`.
+            "usage": usage_of(list(values.get("messages") or [])),
         }
 
     # ----- turns --------------------------------------------------------------------------
@@ -218,7 +281,9 @@ class SessionManager:
         s.state = "running"
         s.updated = time.time()
         self.queue.append(s)
-        self._announce_queue()
+        if self.turn_lock.locked():  # another run has the browser: say so (a free one is taken at once)
+            self._announce_queue()
+        self._tell_drivers(s)
         try:
             async with self.turn_lock:
                 self.queue.remove(s)
@@ -254,28 +319,156 @@ class SessionManager:
         finally:
             s.active = False  # no await between here and the answer: a client's next message is accepted
             s.updated = time.time()
+            self._tell_drivers(s)
         self._answer(s, outcome)
+        self._tell_drivers(s)
         with contextlib.suppress(CopilotError):
             await remember_session(self.settings, s.id, goal=outcome.values.get("current_goal") or None)
 
     async def _act(self, s: Session, text: str) -> TurnOutcome:
         values = await s.runner.values()
-        created = await self.browser.session_tab(s.id)
         url = str((values.get("observation") or {}).get("url") or "")
-        if created and url.startswith(("http://", "https://")):
-            await self.browser.goto(url)  # a session from an earlier process: back where it worked
+        before = await self._tab_ids()
+        # A new session starts where the browser session started (the user's page, as in the terminal).
+        tab = await self.browser.session_tab(s.id, claim_start=not url)
+        self.acting = s
         try:
+            self._worked_in(s)
+            if tab.created and self.browser.agent_target:
+                s.opened.add(self.browser.agent_target)
+            if tab.adopted:
+                where = f"Working in your tab: {tab.title or '(untitled)'} — {tab.url}"
+                s.hub(Event("notice", {"text": where, "to_user": True}))
+            elif tab.created and url.startswith(("http://", "https://")):
+                await self.browser.goto(url)  # a session from an earlier process: back where it worked
             return await s.runner.send(text, mode=s.mode)
         finally:
+            self.acting = None
             with contextlib.suppress(BrowserError, McpError):
                 await asyncio.shield(self.browser.keep_tab(s.id))
+            self._worked_in(s)
+            await asyncio.shield(self._count_new_tabs(s, before))
+            self._in_background(self.live.retarget(s.id, s.target))
+
+    # ----- tabs -----------------------------------------------------------------------------
+
+    def _worked_in(self, s: Session) -> None:
+        """The agent's tab now is the session's (it may have switched tabs)."""
+        target = self.browser.agent_target
+        if target and target != s.target:
+            s.target = target
+            s.worked.add(target)
+            if self.live.watched(s.id):
+                self._in_background(self.live.retarget(s.id, target))
+
+    def _follow(self, session_id: str, event: Event) -> None:
+        """Each event of a session's run: the live view follows the agent to another tab at once."""
+        s = self.sessions.get(session_id)
+        if s is not None and s is self.acting and event.kind in ("tool_result", "observation", "notice"):
+            self._worked_in(s)
+
+    async def _tab_ids(self) -> set[str] | None:
+        try:
+            return {t.id for t in await self.live.targets()}
+        except CdpError:
+            return None
+
+    async def _count_new_tabs(self, s: Session, before: set[str] | None) -> None:
+        """Tabs that appeared during the run are the session's when the agent worked in them or one of
+        the session's tabs opened them (a tab the user opened meanwhile is not)."""
+        if before is None:
+            return
+        try:
+            tabs = await self.live.targets()
+        except CdpError:
+            return
+        for tab in tabs:
+            if tab.id in before:
+                continue
+            if tab.id in s.worked or (tab.opener is not None and tab.opener in s.opened | s.worked):
+                s.opened.add(tab.id)
+
+    async def _close_tabs(self, sessions: list[Session]) -> None:
+        """Close the tabs the app opened for `sessions` (never another's, never the user's own)."""
+        if self.settings.server_keep_tabs:
+            return
+        others = {t for s in self.sessions.values() if s not in sessions for t in s.opened}
+        targets = {t for s in sessions for t in s.opened} - others
+        with contextlib.suppress(CdpError):
+            closed = await self.live.close_tabs(targets)
+            for s in sessions:
+                s.opened.difference_update(closed)
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("live view: %s", task.exception())
+
+    # ----- the live view --------------------------------------------------------------------
+
+    async def live_target(self, s: Session) -> str | None:
+        """The tab the live view shows for `s`: the agent's while it runs, else the session's; a session
+        of an earlier process: the tab showing the page it was on, if one does."""
+        if s is self.acting and self.browser.agent_target:
+            return self.browser.agent_target
+        try:
+            tabs = await self.live.targets()
+        except CdpError:
+            return s.target
+        if s.target is not None and any(t.id == s.target for t in tabs):
+            return s.target
+        url = str(((await s.runner.values()).get("observation") or {}).get("url") or "")
+        return next((t.id for t in tabs if url and t.url == url), None)
+
+    async def headless(self) -> bool | None:
+        """Whether the browser has no window (a launched headless one, or one whose user agent says so);
+        None when unknown."""
+        launched = self.browser.launched
+        if launched is not None:
+            args = launched.process.args
+            return isinstance(args, list) and "--headless" in [str(a) for a in args]
+        if self._headless is None:
+            try:
+                cdp = await self.live.connection()
+                agent = str((await cdp.send("Browser.getVersion")).get("userAgent") or "")
+            except CdpError:
+                return None
+            self._headless = "Headless" in agent
+        return self._headless
+
+    async def watch(self, s: Session, viewer: Viewer) -> None:
+        viewer.say(self._control(s, viewer.client))
+        await self.live.watch(s.id, viewer, await self.live_target(s))
+
+    async def may_drive(self, s: Session, client: str) -> str | None:
+        """Why tab `client` may not click or type in `s`'s tab now, or None."""
+        if s.asker is not None and client != s.asker:
+            return NOT_OWNER
+        if s.busy or self.turn_lock.locked():
+            return AGENT_ACTS
+        pending = await s.runner.pending()
+        if pending is not None and pending.get("kind") != "manual":
+            return ANSWER_FIRST
+        return None
+
+    def _control(self, s: Session, client: str) -> dict[str, Any]:
+        return {"kind": "control", "owner": s.asker is None or s.asker == client, "acting": s.busy}
+
+    def _tell_drivers(self, s: Session) -> None:
+        for viewer in list(self.live.viewers.get(s.id, ())):
+            viewer.say(self._control(s, viewer.client))
 
     def _answer(self, s: Session, outcome: TurnOutcome) -> None:
         if outcome.interrupt is not None:
             s.state = "waiting_user"
             confirm = outcome.interrupt.get("kind") == "confirm"
             s.approval = Approval(secrets.token_urlsafe(24), s.asker) if confirm and s.asker else None
-            nonce, client = (s.approval.nonce, s.approval.client) if s.approval else (None, None)
+            nonce, client = (s.approval.nonce, s.approval.client) if s.approval else (None, s.asker)
             s.hub.send_question(question_message(outcome.interrupt), nonce=nonce, client=client)
             return
         s.state = "error" if outcome.stop_reason == "error" else "idle"
@@ -304,26 +497,66 @@ class SessionManager:
 
     @staticmethod
     def card_for(s: Session, client: str, question: dict[str, Any]) -> dict[str, Any]:
-        """The pending question as tab `client` gets it on connect: with the nonce for the tab that asked."""
+        """The pending question as tab `client` gets it on connect: the tab that asked sees it as its
+        owner (`hub.for_owner`), with the nonce of a card of this process; others redacted."""
         confirm = question.get("pending_kind") == "confirm"
         if s.approval is not None and confirm and s.approval.client == client:
-            return {**question, "nonce": s.approval.nonce}
-        return question
+            return for_owner({"v": VERSION, **question, "nonce": s.approval.nonce})
+        if s.asker is not None and s.asker == client:
+            return for_owner({"v": VERSION, **question})
+        return outgoing({"v": VERSION, **question})
 
     async def set_mode(self, s: Session, mode: str) -> None:
         s.mode = mode
         if not s.busy and await s.runner.pending() is None and await s.runner.values():
             await s.runner.remember({"mode": mode})
 
+    async def delete(self, s: Session) -> None:
+        """Delete a session: its run cancelled, the tabs the app opened for it closed, its checkpoint and
+        its line in the session list gone."""
+        if s.turn is not None and not s.turn.done():
+            s.turn.cancel()
+            await asyncio.gather(s.turn, return_exceptions=True)
+        await self._close_tabs([s])
+        for viewer in list(self.live.viewers.get(s.id, ())):
+            await self.live.unwatch(viewer)
+        await self.saver.adelete_thread(s.id)
+        await forget_session(self.settings, s.id)
+        self.sessions.pop(s.id, None)
+        self._stored.pop(s.id, None)
+        s.hub.close()
+
     async def close(self) -> None:
-        """Cancel every run (each keeps its session, like Ctrl+C) and close the hubs."""
+        """Cancel every run (each keeps its session, like Ctrl+C), close the tabs the app opened for the
+        sessions (unless SERVER_KEEP_TABS), the live view and the hubs."""
         turns = [s.turn for s in self.sessions.values() if s.turn is not None and not s.turn.done()]
         for turn in turns:
             turn.cancel()
         await asyncio.gather(*turns, return_exceptions=True)
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        await self._close_tabs(list(self.sessions.values()))
+        await self.live.close()
         for s in self.sessions.values():
             s.hub.close()
 
 
 def _iso(stamp: float) -> str:
     return datetime.fromtimestamp(stamp, UTC).isoformat()
+
+
+def _model_name(llm: BaseChatModel) -> str:
+    name = str(getattr(llm, "model_name", "") or getattr(llm, "model", "") or "")
+    where = str(getattr(llm, "openai_api_base", "") or "")
+    return f"{name} at {where}" if name and where else name
+
+
+def usage_of(messages: list[Any]) -> dict[str, int]:
+    """The tokens the model calls of a conversation used (their `usage_metadata`)."""
+    prompt = completion = 0
+    for message in messages:
+        usage = getattr(message, "usage_metadata", None) or {}
+        prompt += int(usage.get("input_tokens") or 0)
+        completion += int(usage.get("output_tokens") or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion}

@@ -19,4 +19,5 @@ async def tools_reply(extras: ExtraServers) -> dict[str, Any]:
         "kind": "agent_message",
         "text": tools_text(extras, tokens),
         "stop_reason": "answered",
+        "command": "/tools",
     }

@@ -1,4 +1,6 @@
-// Browser Copilot's web page: sessions, chat (WebSocket), steps (SSE), working state (REST).
+// Browser Copilot's web page: sessions, chat (WebSocket), steps (SSE), working state (REST), and the
+// live view of the agent's tab (WebSocket /live: pictures, the outline of what is acted on, and the
+// user's clicks and keys while the agent waits for them or has finished).
 // Everything from the server is untrusted text (page titles and agent text come from web pages):
 // it reaches the DOM only through textContent / createTextNode, never innerHTML.
 'use strict';
@@ -36,6 +38,10 @@
     historyItems: new Map(), // their bubbles, by text (a replayed `final` marks one unverified)
     lastItem: null, // the bubble of the last answer
     streaming: null, // the bubble of the reply being written (SSE answer_stream)
+    pendingKind: null, // what the session waits for: confirm, manual (a hand-over) or question
+    usage: { prompt: 0, completion: 0, upTo: 0 }, // tokens from the state, and SSE usage after `upTo`
+    runtime: null, // GET /api/status: the model, the browser (headless or not), the browser tool
+    sessionsTimer: null,
   };
 
   // ----- DOM helpers (text only) -----
@@ -164,7 +170,7 @@
     if (body) init.body = JSON.stringify(body);
     const response = await fetch(path, init);
     if (response.status === 401) {
-      banner('Not signed in. Open the link that `main.py serve` printed; a link signs in once (opened again, it makes the terminal print a new one).');
+      banner('This browser is not signed in (or the server was started with a new token). Open the link that `main.py serve` printed in its terminal; a link signs in once, and opened again it makes the terminal print a new one.');
       throw new Error('401');
     }
     if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}`);
@@ -191,12 +197,21 @@
     app.queued = Number(queued) || 0;
     const label = STATE_LABELS[state] || str(state);
     $('status').dataset.state = state;
-    $('status-text').textContent = app.queued > 0 ? `${label} · queued ${app.queued}` : label;
+    $('status-text').textContent = app.queued > 0 ? `${label} · waiting for the browser (place ${app.queued})` : label;
     $('stop').hidden = !(state === 'running' && app.session);
     if (state !== 'waiting_user') {
       $('handover').hidden = true;
+      app.pendingKind = null;
       closeCards();
     }
+    // The session's own card in the list says the same at once (the others are polled).
+    const badge = document.querySelector(`.session[aria-current="true"] .badge`);
+    if (badge && STATE_LABELS[state] && state !== 'offline' && !badge.classList.contains(`state-${state}`)) {
+      app.sessionsKey = null; // the next read of the list draws it again
+      badge.className = `badge state-${state}`;
+      badge.textContent = STATE_LABELS[state];
+    }
+    liveControl();
   }
 
   // ----- sessions -----
@@ -210,6 +225,11 @@
 
   async function loadSessions() {
     const data = await api('GET', '/api/sessions');
+    const sessions = data.sessions || [];
+    // Drawn again only when something changed (a poll must not take the keyboard focus away).
+    const key = JSON.stringify([app.session, sessions.map((s) => [s.id, s.goal, s.state, s.updated])]);
+    if (key === app.sessionsKey && $('session-list').children.length) return sessions;
+    app.sessionsKey = key;
     const list = $('session-list');
     list.replaceChildren();
     for (const s of data.sessions || []) {
@@ -226,6 +246,29 @@
       list.append(el('li', {}, button));
     }
     return data.sessions || [];
+  }
+
+  // Other sessions' cards change too (a queued run starts, a run ends): the list is read again every few
+  // seconds while the page is visible.
+  function pollSessions() {
+    clearInterval(app.sessionsTimer);
+    app.sessionsTimer = setInterval(() => {
+      if (document.visibilityState === 'visible') loadSessions().catch(() => {});
+    }, 4000);
+  }
+
+  async function deleteSession() {
+    const id = app.session;
+    if (!id) return;
+    if (!window.confirm('Delete this session? Its conversation and working state are removed, and the tabs the app opened for it are closed (your own tabs are not).')) return;
+    if (app.ws) { app.ws.onclose = null; app.ws.close(); app.ws = null; }
+    if (app.events) { app.events.close(); app.events = null; }
+    disconnectLive();
+    await api('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
+    app.session = null;
+    const sessions = await loadSessions();
+    if (sessions.length) await select(sessions[0].id);
+    else await newSession();
   }
 
   async function newSession() {
@@ -256,12 +299,17 @@
     app.replayUpTo = 0;
     app.historyTexts = new Set();
     app.historyItems = new Map();
+    app.pendingKind = null;
+    app.usage = { prompt: 0, completion: 0, upTo: 0 };
+    showCost();
     renderState({});
+    resetLive();
     const data = await refreshState();
     if (id !== app.session) return;
     if (data) showHistory(data);
     connectSocket();
     connectEvents();
+    connectLive();
   }
 
   // A reloaded page (or another session) shows the conversation kept in the checkpoint; the SSE replay
@@ -300,8 +348,21 @@
     } catch {
       return; // a session that has not run yet is not known to the server: nothing to show
     }
-    if (id === app.session) renderState(data);
+    if (id === app.session) {
+      renderState(data);
+      const usage = data.usage || {};
+      app.usage = { prompt: Number(usage.prompt_tokens) || 0, completion: Number(usage.completion_tokens) || 0, upTo: Number(data.last_event_id) || 0 };
+      showCost();
+    }
     return data;
+  }
+
+  function showCost() {
+    const total = app.usage.prompt + app.usage.completion;
+    $('cost').textContent = total ? `${total.toLocaleString()} tokens` : '';
+    $('cost').title = total
+      ? `This session's model calls: ${app.usage.prompt.toLocaleString()} prompt + ${app.usage.completion.toLocaleString()} completion tokens`
+      : "Tokens this session's model calls used";
   }
 
   function renderState(data) {
@@ -374,6 +435,15 @@
     app.lastItem = item;
     if (reason !== 'answered') item.querySelector('.who').textContent = `Agent · ${reason.replace(/_/g, ' ')}`;
     if (doubted) markUnverified(item, doubts);
+  }
+
+  // The answer to one of the page's own commands (/status, /plan, /tabs, /help, /tools, /memory): a
+  // panel in the chat, not an answer of the agent.
+  function commandReply(command, text) {
+    const item = addMessage('agent', markdown(text), 'command-reply');
+    item.querySelector('.who').textContent = command ? `Browser Copilot · ${command}` : 'Browser Copilot';
+    if (command === '/plan') $('state-box').open = true;
+    return item;
   }
 
   function markUnverified(item, doubts) {
@@ -464,6 +534,11 @@
     } else if (card.by === 'fail-closed') {
       row('checked', 'the safety judge could not decide, so you are asked');
     }
+    // What the action commits to (items, deliver to, payment, to, subject…), then what was typed.
+    for (const pair of card.details || []) {
+      const [name, value] = Array.isArray(pair) ? pair : [pair && pair.label, pair && pair.value];
+      if (str(name).trim() && str(value).trim()) row(str(name).slice(0, 40), str(value));
+    }
     for (const pair of card.values || []) {
       const [name, value] = Array.isArray(pair) ? pair : [pair && pair.label, pair && pair.value];
       row('typed', `${str(name)}: ${str(value)}`);
@@ -513,13 +588,23 @@
 
   function question(payload) {
     const kind = payload.pending_kind || payload.kind;
+    app.pendingKind = kind;
+    liveControl();
     if (kind === 'confirm') {
       closeCards();
       addMessage('agent', confirmationCard(payload), 'has-card');
       return;
     }
     if (kind === 'manual') {
+      // Said in the chat too (the box below it holds Done), once: a reconnect sends it again.
+      const said = $('messages').lastElementChild;
+      if (!(said && said.classList.contains('handover-note') && said.dataset.question === str(payload.question))) {
+        const note = addMessage('agent', el('p', { text: str(payload.question) }), 'question handover-note');
+        note.dataset.question = str(payload.question);
+        note.querySelector('.who').textContent = 'Agent · your turn in the browser';
+      }
       $('handover-question').textContent = str(payload.question);
+      showHandoverWhere();
       $('handover').hidden = false;
       $('handover-done').focus({ preventScroll: true });
       return;
@@ -571,12 +656,17 @@
     switch (m.kind) {
       case 'status':
         setStatus(m.state, m.queued);
-        if (m.state === 'idle' || m.state === 'waiting_user') {
+        loadSessions().catch(() => {});
+        if (m.state !== 'running') {
           refreshState();
-          loadSessions().catch(() => {});
+          loadRuntime();
         }
         break;
       case 'agent_message':
+        if (m.command) {
+          commandReply(m.command, m.text);
+          break;
+        }
         loadSessions().catch(() => {});
         answer(m.text, m.stop_reason, m.verified, m.doubts);
         break;
@@ -597,7 +687,7 @@
   }
 
   // ----- SSE: the steps -----
-  const STEP_KINDS = ['observation', 'tool_call', 'tool_result', 'policy_request', 'policy_result', 'error', 'final', 'answer_stream', 'plan', 'status', 'notice'];
+  const STEP_KINDS = ['observation', 'tool_call', 'tool_result', 'policy_request', 'policy_result', 'error', 'final', 'answer_stream', 'plan', 'usage', 'status', 'notice'];
 
   function preview(args) {
     if (!args || typeof args !== 'object') return str(args);
@@ -612,11 +702,95 @@
     return text.length > 160 ? `${text.slice(0, 159)}…` : text;
   }
 
-  function addStep(kind, cls, mark, main, detail) {
+  // A sentence for a person. The server's events carry one (`data.summary`, written where the event is
+  // made); these are the page's own, short, for events that come without.
+  function cut(text, limit) {
+    const clean = str(text).replace(/\s+/g, ' ').trim();
+    if (clean.length <= limit) return clean;
+    const head = clean.slice(0, limit - 1);
+    const space = head.lastIndexOf(' ');
+    return `${space > limit / 2 ? head.slice(0, space) : head}…`;
+  }
+
+  function hostOfUrl(url) {
+    try { return new URL(url).host; } catch { return cut(url, 40); }
+  }
+
+  function codeWords(code) {
+    const text = str(code);
+    const quoted = (m) => (m ? `“${cut(m[2], 40)}”` : '');
+    const goto = text.match(/\.goto\(\s*(['"`])([^'"`]+)\1/);
+    const named = text.match(/name:\s*(['"`])((?:(?!\1).)+)\1/) || text.match(/getBy(?:Text|Label|Placeholder)\(\s*(['"`])((?:(?!\1).)+)\1/);
+    const fills = (text.match(/\.(fill|pressSequentially|type)\(/g) || []).length;
+    if (goto) return `Opening ${hostOfUrl(goto[2])}`;
+    if (/\.click\(/.test(text) && named) return `Clicking ${quoted(named)}`;
+    if (fills > 1) return `Typing into ${fills} fields`;
+    if (fills === 1) return named ? `Typing into ${quoted(named)}` : 'Typing into a field';
+    if (/\.selectOption\(/.test(text)) return named ? `Choosing in ${quoted(named)}` : 'Choosing an option';
+    if (/\.check\(|\.uncheck\(/.test(text)) return named ? `Ticking ${quoted(named)}` : 'Ticking a box';
+    if (/\.press\(/.test(text)) return 'Pressing a key';
+    if (/goBack\(/.test(text)) return 'Going back';
+    if (/\.click\(/.test(text)) return 'Clicking on the page';
+    return 'Working in the page';
+  }
+
+  const TOOL_WORDS = {
+    update_working_state: 'Updating the plan',
+    observe_page: 'Reading the page',
+    browser_tabs: 'Looking at the tabs',
+    handle_dialog: "Answering the site's dialog",
+    remember_about_user: 'Remembering something you said',
+  };
+
+  function callWords(d) {
+    const tool = str(d.tool);
+    if (tool === 'browser_run_code' || (d.args && 'code' in d.args)) return codeWords((d.args && d.args.code) || d.preview);
+    if (TOOL_WORDS[tool]) return TOOL_WORDS[tool];
+    const extra = tool.split('__');
+    if (extra.length === 2) return `Using ${extra[1].replace(/_/g, ' ')} (${extra[0]})`;
+    return `Using ${tool.replace(/_/g, ' ') || 'a tool'}`;
+  }
+
+  // A tool_result's `summary` is the plain sentence when the event also carries the result itself
+  // (`result`); before that, `summary` was the result text.
+  function resultWords(d) {
+    if (d.result !== undefined && str(d.summary).trim()) return str(d.summary);
+    if (d.ok === false) return `That did not work: ${cut(str(d.summary).split('\n')[0], 140)}`;
+    return d.tool === 'update_working_state' ? 'Plan updated' : 'Done';
+  }
+
+  // The true status of a policy decision: `outcome` when the event carries it, else read from its fields.
+  const POLICY_OUTCOMES = {
+    allowed: ['ok', '✓', 'You allowed it once'],
+    declined: ['fail', '✗', 'You declined it: it did not happen'],
+    refused: ['fail', '✗', 'Not allowed'],
+    judged_safe: ['ok', '✓', 'Checked by the safety judge: safe, going on'],
+    judged_risky: ['warn', '⚠', 'The safety judge wants your confirmation'],
+  };
+
+  function policyWords(d) {
+    const known = POLICY_OUTCOMES[str(d.outcome)];
+    if (known) return [...known, d.reason || d.refused || (d.card && d.card.what) || ''];
+    if (d.judge !== undefined) {
+      return d.destructive
+        ? ['warn', '⚠', 'The safety judge wants your confirmation', d.reason]
+        : ['ok', '✓', 'Checked by the safety judge: safe, going on', d.reason];
+    }
+    if (d.approved) return ['ok', '✓', 'You allowed it once', (d.card && d.card.what) || d.action];
+    if (d.refused) return ['fail', '✗', 'Not allowed', d.refused];
+    return ['fail', '✗', 'You refused it', (d.card && d.card.what) || d.action];
+  }
+
+  function caption(text) {
+    if (str(text).trim()) $('live-step').textContent = cut(text, 200);
+  }
+
+  function addStep(kind, cls, mark, main, detail, code) {
     const item = el('li', { class: `step ${cls}`, 'data-kind': kind },
       el('span', { class: 'mark', 'aria-hidden': 'true', text: mark }),
       el('span', { class: 'step-main', text: main }),
-      detail ? el('span', { class: 'step-detail', text: detail }) : null);
+      detail ? el('span', { class: 'step-detail', text: detail }) : null,
+      code ? el('code', { class: 'step-code', text: code }) : null);
     const list = $('steps');
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     list.append(item);
@@ -627,52 +801,77 @@
 
   function onStep(kind, envelope) {
     const d = (envelope && envelope.data) || {};
+    const replayed = !!(envelope && envelope.id <= app.replayUpTo);
     switch (kind) {
-      case 'tool_call':
-        addStep(kind, 'call', '→', `${d.step ? `${d.step}. ` : ''}${str(d.tool)}`, preview(d.args || d.preview));
-        break;
-      case 'tool_result':
-        if (d.tool === 'update_working_state') refreshState();
-        addStep(kind, d.ok === false ? 'fail' : 'ok', d.ok === false ? '✗' : '✓', str(d.summary).replace(/\s+/g, ' ').slice(0, 240) || str(d.tool));
-        break;
-      case 'observation':
-        addStep(kind, 'page', '·', str(d.title || d.url || 'page'), d.elements !== undefined ? `${d.elements} elements${d.url ? ` · ${d.url}` : ''}` : str(d.url));
-        break;
-      case 'policy_request': {
-        const card = d.card || {};
-        addStep(kind, 'warn', '⚠', 'Needs your confirmation', str(card.what || d.question));
+      case 'tool_call': {
+        const words = str(d.summary).trim() || callWords(d);
+        addStep(kind, 'call', '→', `${d.step ? `${d.step}. ` : ''}${words}`, null, preview(d.args || d.preview));
+        caption(words);
         break;
       }
-      case 'policy_result':
-        addStep(kind, d.approved ? 'ok' : 'fail', d.approved ? '✓' : '✗', d.approved ? 'Allowed once' : 'Refused', str((d.card && d.card.what) || d.action || ''));
+      case 'tool_result': {
+        const words = resultWords(d);
+        const outcome = str(d.outcome) || (d.ok === false ? 'failed' : 'done');
+        const [cls, mark] = { done: ['ok', '✓'], held: ['warn', '⚠'], failed: ['fail', '✗'], refused: ['fail', '✗'] }[outcome] || ['ok', '✓'];
+        addStep(kind, cls, mark, cut(words, 240));
+        if (outcome !== 'done' || d.result !== undefined) caption(words);
         break;
+      }
+      case 'observation': {
+        const words = str(d.summary).trim() || `Read the page: ${str(d.title || d.url || 'untitled')}`;
+        addStep(kind, 'page', '·', words, d.url ? hostOfUrl(d.url) : '');
+        caption(words);
+        break;
+      }
+      case 'policy_request': {
+        const card = d.card || {};
+        const words = str(d.summary).trim() || 'Asking you to confirm';
+        addStep(kind, 'warn', '⚠', words, str(card.what || d.question));
+        caption(`${words}: ${str(card.what || d.question)}`);
+        break;
+      }
+      case 'policy_result': {
+        const [cls, mark, words, detail] = policyWords(d);
+        addStep(kind, cls, mark, str(d.summary).trim() || words, str(detail || ''));
+        break;
+      }
       case 'error':
-        addStep(kind, 'fail', '!', str(d.message || d.kind || 'error'));
+        addStep(kind, 'fail', '!', str(d.summary).trim() || str(d.message || d.kind || 'error'));
         break;
       case 'final': {
         const shown = str(d.text).trim();
         const doubted = str(d.stop_reason || 'answered') === 'answered' && d.verified === false;
-        if (envelope && envelope.id <= app.replayUpTo && app.historyTexts.has(shown)) {
+        if (replayed && app.historyTexts.has(shown)) {
           dropStream();
           if (doubted) markUnverified(app.historyItems.get(shown), d.doubts);
         } else answer(d.text, d.stop_reason, d.verified, d.doubts);
-        addStep(kind, doubted ? 'warn' : 'final', '■',
-          `Finished: ${str(d.stop_reason || 'answered').replace(/_/g, ' ')}${doubted ? ' (unverified)' : ''}`);
+        const reason = str(d.stop_reason || 'answered').replace(/_/g, ' ');
+        addStep(kind, doubted ? 'warn' : 'final', '■', `Finished: ${reason}${doubted ? ' (unverified)' : ''}`);
+        caption(`Finished: ${reason}`);
         refreshState();
         loadSessions().catch(() => {});
         break;
       }
       case 'answer_stream':
-        if (!(envelope && envelope.id <= app.replayUpTo)) streamAnswer(d);
+        if (!replayed) streamAnswer(d);
+        if (!replayed && !d.done) caption('Writing the answer…');
         break;
       case 'plan':
-        refreshState();
+        // The working state as it changes (a replayed one is older than what REST gave).
+        if (!replayed) renderState({ goal: d.current_goal, plan: d.plan, progress: d.progress, facts: d.facts });
+        break;
+      case 'usage':
+        if (envelope && envelope.id > app.usage.upTo) {
+          app.usage.prompt += Number(d.prompt_tokens) || 0;
+          app.usage.completion += Number(d.completion_tokens) || 0;
+          showCost();
+        }
         break;
       case 'notice':
         // The app's notes on the run go with the steps; one about the user's own message (a secret
-        // withheld) is also said in the chat, once.
-        if (d.to_user && !(envelope && envelope.id <= app.replayUpTo)) addMessage('note', el('p', { text: str(d.text) }), 'notice');
-        addStep(kind, 'note', 'i', str(d.text).replace(/\s+/g, ' ').slice(0, 240));
+        // withheld) or the tab the session works in is also said in the chat, once.
+        if (d.to_user && !replayed) addMessage('note', el('p', { text: str(d.text) }), 'notice');
+        addStep(kind, 'note', 'i', cut(d.text, 240));
         break;
       default:
         break;
@@ -695,6 +894,276 @@
         onStep(kind, envelope);
       });
     }
+  }
+
+  // ----- the live view: the agent's tab -----
+  // Pictures come only while this panel is open and the page visible (the server streams a tab only while
+  // someone watches). The user's clicks, wheel and keys go to the tab only when the server allows them:
+  // from the tab that gave the session its task, while the agent waits for them in the browser (a
+  // hand-over) or has finished, never while it acts.
+  const LIVE_KEYS = new Set(['Enter', 'Tab', 'Backspace', 'Delete', 'Escape', 'ArrowLeft', 'ArrowUp', 'ArrowRight', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown']);
+  const live = {
+    ws: null, retry: 0, timer: null, owner: false, acting: false, meta: null, shown: null,
+    url: '', title: '', picture: null, typed: '', typing: null, wheel: 0, wheelAt: null, wheelTimer: null, markTimer: null,
+  };
+
+  function liveWanted() {
+    return !!app.session && $('live-box').open && document.visibilityState === 'visible';
+  }
+
+  function liveUrl(id) {
+    const url = new URL(`/live/${encodeURIComponent(id)}`, location.href);
+    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    url.searchParams.set('client', tabId);
+    return url.href;
+  }
+
+  function liveEmpty(text) {
+    const empty = $('live-empty');
+    empty.textContent = text;
+    empty.hidden = !text;
+  }
+
+  function connectLive() {
+    disconnectLive();
+    if (!liveWanted()) {
+      if (!live.picture) liveEmpty('Paused while this panel is closed or the page is hidden.');
+      return;
+    }
+    const ws = new WebSocket(liveUrl(app.session));
+    ws.binaryType = 'blob';
+    live.ws = ws;
+    ws.onopen = () => { live.retry = 0; };
+    ws.onmessage = (e) => {
+      if (live.ws !== ws) return;
+      if (typeof e.data === 'string') {
+        let message;
+        try { message = JSON.parse(e.data); } catch { return; }
+        onLive(message);
+      } else showPicture(e.data);
+    };
+    ws.onclose = () => {
+      if (live.ws !== ws) return;
+      live.ws = null;
+      if (liveWanted()) live.timer = setTimeout(connectLive, Math.min(10000, 500 * 2 ** live.retry++));
+    };
+  }
+
+  function disconnectLive() {
+    clearTimeout(live.timer);
+    const ws = live.ws;
+    live.ws = null;
+    if (ws) { ws.onclose = null; ws.close(); }
+  }
+
+  function resetLive() {
+    disconnectLive();
+    if (live.picture) URL.revokeObjectURL(live.picture);
+    Object.assign(live, { picture: null, meta: null, shown: null, url: '', title: '', owner: false, acting: false, retry: 0 });
+    $('live-img').hidden = true;
+    $('live-img').removeAttribute('src');
+    $('live-mark').hidden = true;
+    $('live-step').textContent = '';
+    $('live-where').textContent = '';
+    liveEmpty('Connecting to the browser…');
+    liveControl();
+  }
+
+  function onLive(m) {
+    switch (m.kind) {
+      case 'control':
+        live.owner = !!m.owner;
+        live.acting = !!m.acting;
+        liveControl();
+        break;
+      case 'live':
+        if (m.state === 'watching') {
+          live.url = str(m.url);
+          live.title = str(m.title);
+          showWhere();
+          if (!live.picture) liveEmpty(str(m.message) || 'Waiting for the first picture…');
+        } else if (m.state === 'no_tab') {
+          liveEmpty('No tab yet: the agent’s tab shows here as soon as it starts working.');
+        } else {
+          liveEmpty(str(m.message) || 'The live view is not available.');
+          $('live-img').hidden = true;
+        }
+        break;
+      case 'frame':
+        live.meta = m;
+        break;
+      case 'highlight':
+        showMark(m);
+        break;
+      case 'page':
+        live.url = str(m.url);
+        live.title = str(m.title);
+        showWhere();
+        break;
+      case 'error':
+        $('live-control').textContent = str(m.message);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function showWhere() {
+    const where = live.title || (live.url ? hostOfUrl(live.url) : '');
+    $('live-where').textContent = where ? `· ${cut(where, 60)}` : '';
+    $('live-where').title = live.url;
+  }
+
+  function showPicture(blob) {
+    const img = $('live-img');
+    const url = URL.createObjectURL(new Blob([blob], { type: 'image/jpeg' }));
+    const old = live.picture;
+    live.picture = url;
+    live.shown = live.meta;
+    img.onload = () => { if (old) URL.revokeObjectURL(old); };
+    img.src = url;
+    img.hidden = false;
+    liveEmpty('');
+  }
+
+  // The element the agent (or the user) just acted on, outlined for a few seconds.
+  function showMark(m) {
+    const [x, y, w, h] = (m.box || []).map(Number);
+    const [vw, vh] = (m.viewport || []).map(Number);
+    if (!(vw > 0 && vh > 0) || [x, y, w, h].some((n) => !Number.isFinite(n))) return;
+    const mark = $('live-mark');
+    const pad = 3;
+    mark.style.left = `${((x - pad) / vw) * 100}%`;
+    mark.style.top = `${((y - pad) / vh) * 100}%`;
+    mark.style.width = `${((w + 2 * pad) / vw) * 100}%`;
+    mark.style.height = `${((h + 2 * pad) / vh) * 100}%`;
+    mark.dataset.action = str(m.action);
+    mark.dataset.seen = String((Number(mark.dataset.seen) || 0) + 1);
+    mark.dataset.actions = `${mark.dataset.actions || ''} ${str(m.action)}`.trim().split(' ').slice(-10).join(' ');
+    mark.hidden = false;
+    clearTimeout(live.markTimer);
+    live.markTimer = setTimeout(() => { mark.hidden = true; }, 3000);
+  }
+
+  function canDrive() {
+    if (!live.owner || app.state === 'running' || app.state === 'offline') return false;
+    return app.state !== 'waiting_user' || app.pendingKind === 'manual';
+  }
+
+  function liveControl() {
+    const on = canDrive();
+    $('live-screen').dataset.drive = on ? 'on' : 'off';
+    let text;
+    if (on && app.state === 'waiting_user') text = 'Your turn: click, scroll and type in the picture to act in this page.';
+    else if (on) text = 'You can click, scroll and type in the picture to act in this page yourself.';
+    else if (!live.owner && app.session) text = 'Watching. Only the browser tab that gave this session its task can act in its page.';
+    else if (app.state === 'running') text = 'Watching the agent work.';
+    else if (app.state === 'waiting_user') text = 'Answer the question in the chat first; then you can act in the page here.';
+    else text = '';
+    $('live-control').textContent = text;
+  }
+
+  function sendLive(message) {
+    const ws = live.ws;
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+  }
+
+  function flushTyped() {
+    clearTimeout(live.typing);
+    live.typing = null;
+    if (live.typed) sendLive({ kind: 'text', text: live.typed });
+    live.typed = '';
+  }
+
+  function pointAt(e) {
+    const r = $('live-img').getBoundingClientRect();
+    if (!r.width || !r.height) return null;
+    const x = (e.clientX - r.left) / r.width;
+    const y = (e.clientY - r.top) / r.height;
+    return x >= 0 && x <= 1 && y >= 0 && y <= 1 ? { x, y } : null;
+  }
+
+  function wireLive() {
+    const screen = $('live-screen');
+    screen.addEventListener('click', (e) => {
+      if (!e.isTrusted || $('live-img').hidden) return;
+      if (!canDrive()) { liveControl(); return; }
+      const at = pointAt(e);
+      if (!at) return;
+      flushTyped();
+      screen.focus({ preventScroll: true });
+      sendLive({ kind: 'click', ...at });
+    });
+    screen.addEventListener('keydown', (e) => {
+      if (!e.isTrusted || !canDrive() || e.isComposing) return;
+      if (LIVE_KEYS.has(e.key)) {
+        flushTyped();
+        sendLive({ kind: 'key', key: e.key, shift: e.shiftKey, ctrl: e.ctrlKey, alt: e.altKey, meta: e.metaKey });
+        e.preventDefault();
+      } else if (e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        live.typed += e.key;
+        clearTimeout(live.typing);
+        live.typing = setTimeout(flushTyped, 80);
+        e.preventDefault();
+      }
+    });
+    screen.addEventListener('paste', (e) => {
+      if (!e.isTrusted || !canDrive()) return;
+      const text = e.clipboardData ? e.clipboardData.getData('text') : '';
+      if (text) { flushTyped(); sendLive({ kind: 'text', text: text.slice(0, 2000) }); e.preventDefault(); }
+    });
+    screen.addEventListener('wheel', (e) => {
+      if (!e.isTrusted || !canDrive()) return;
+      const at = pointAt(e);
+      if (!at) return;
+      e.preventDefault();
+      live.wheel += e.deltaY;
+      live.wheelAt = at;
+      if (!live.wheelTimer) {
+        live.wheelTimer = setTimeout(() => {
+          live.wheelTimer = null;
+          const dy = Math.max(-5000, Math.min(5000, live.wheel));
+          live.wheel = 0;
+          if (dy) sendLive({ kind: 'wheel', ...live.wheelAt, dy });
+        }, 100);
+      }
+    }, { passive: false });
+    $('live-box').addEventListener('toggle', () => connectLive());
+    document.addEventListener('visibilitychange', () => {
+      if (liveWanted() === !!live.ws) return;
+      connectLive();
+    });
+  }
+
+  // ----- the model and the browser (GET /api/status) -----
+  async function loadRuntime() {
+    let data;
+    try { data = await api('GET', '/api/status'); } catch { return; }
+    app.runtime = data;
+    const browser = data.browser || {};
+    $('runtime-model').textContent = data.model ? `Model: ${cut(data.model, 60)}` : 'Model: not configured';
+    const name = str(browser.name).split('/')[0] || 'browser';
+    const windowless = browser.headless === true ? ' (no window: see the Browser panel)' : '';
+    $('runtime-browser').textContent = `Browser: ${name}${windowless}${browser.connected === false ? ' (not connected)' : ''}`;
+    $('runtime-browser').title = str(browser.url);
+    if (!$('handover').hidden) showHandoverWhere();
+  }
+
+  function showHandoverWhere() {
+    const headless = !!(app.runtime && app.runtime.browser && app.runtime.browser.headless);
+    if (headless) {
+      $('handover-where').textContent = 'The browser runs without a window here (headless), so do it in the Browser panel: click and type in the picture of the page. Then press Done and I will continue.';
+      openLive();
+    } else {
+      const tab = live.title ? ` (the tab “${cut(live.title, 60)}”)` : '';
+      $('handover-where').textContent = `Do it in your browser${tab}, or in the Browser panel here: click and type in the picture. Then press Done and I will continue.`;
+    }
+  }
+
+  function openLive() {
+    const box = $('live-box');
+    if (!box.open) box.open = true; // its toggle event connects
+    box.scrollIntoView({ block: 'nearest' });
   }
 
   // ----- wiring -----
@@ -733,12 +1202,24 @@
         $('handover').hidden = true;
       }
     });
+    $('handover-show').addEventListener('click', () => {
+      openLive();
+      $('live-screen').focus({ preventScroll: true });
+    });
+    for (const button of document.querySelectorAll('.toolbar [data-command]')) {
+      button.addEventListener('click', () => send(button.dataset.command));
+    }
+    $('delete-session').addEventListener('click', () => deleteSession().catch((err) => banner(String(err.message || err))));
+    $('show-code').addEventListener('change', (e) => $('steps').classList.toggle('with-code', e.target.checked));
+    wireLive();
   }
 
   async function start() {
     wire();
     if (window.matchMedia('(max-width: 760px)').matches) $('sessions-box').open = false;
     setStatus('idle', 0);
+    loadRuntime();
+    pollSessions();
     let sessions = [];
     try {
       sessions = await loadSessions();

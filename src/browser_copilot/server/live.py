@@ -1,0 +1,740 @@
+"""The live view of server mode: the agent's tab as pictures in the web page, on the server's own DevTools
+connection (never the model's code tool), and the user's clicks and keys sent back to that tab.
+
+Bandwidth: pictures flow only while a page watches (a tab's stream starts with its first viewer and stops
+with its last), at most `FRAME_RATE` a second (each screencast frame is acknowledged only when its turn
+comes, so the browser paces itself), JPEG quality `QUALITY`, at most `MAX_WIDTH` wide; a slow viewer
+skips frames, it never queues them. A tab the browser does not paint (a background tab: the screencast
+sends nothing) is photographed instead, once a second and after each change, and only a changed picture
+is sent.
+
+The element being acted on is outlined: a small script in an isolated world of the tab (which the page's
+own scripts cannot reach) reports the box of each trusted pointer press, focus and input, through a
+binding only that world has.
+
+Input (`Stream.drive`): mouse clicks, the wheel, named keys and typed text, as CDP `Input.*` events. Who
+may drive, and when, is the session manager's decision (`SessionManager.may_drive`); this module only
+carries it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import itertools
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+log = logging.getLogger(__name__)
+
+FRAME_RATE = 5
+"""Pictures a second, at most, per watched tab."""
+QUALITY = 60
+MAX_WIDTH = 1280
+MAX_HEIGHT = 1280
+STILL_PICTURE = 1.0
+"""Seconds without a screencast frame after which the tab is photographed (a background tab)."""
+CAPTURE_TIMEOUT = 5.0
+NOT_DRAWN = (
+    "The browser does not draw this tab now (it is in the background, or its window is minimised), so "
+    "there is no picture of it yet: bring the tab to the front in the browser to see it here."
+)
+MAX_TEXT = 2000
+"""Characters of typed text one input message may carry."""
+WORLD = "browser-copilot-live"
+BINDING = "__bcLiveBox"
+BOX_SCRIPT = (
+    "(() => {\n"
+    "  if (window !== window.top || globalThis.__bcLiveOn) return;\n"
+    "  globalThis.__bcLiveOn = true;\n"
+    "  const send = (kind, path) => {\n"
+    "    const el = path && path[0];\n"
+    "    if (!el || typeof el.getBoundingClientRect !== 'function') return;\n"
+    "    const r = el.getBoundingClientRect();\n"
+    "    if (!r.width && !r.height) return;\n"
+    "    try {\n"
+    f"      {BINDING}(JSON.stringify({{ kind, x: r.left, y: r.top, w: r.width, h: r.height,\n"
+    "        vw: innerWidth, vh: innerHeight }));\n"
+    "    } catch (e) { /* the live view stopped watching */ }\n"
+    "  };\n"
+    "  for (const [type, kind] of [['pointerdown', 'click'], ['focusin', 'focus'], ['input', 'input']]) {\n"
+    "    addEventListener(type, (e) => { if (e.isTrusted) send(kind, e.composedPath()); },\n"
+    "      { capture: true, passive: true });\n"
+    "  }\n"
+    "})()"
+)
+"""Runs in the isolated world `WORLD` of each document of a watched tab (main frame only)."""
+
+KEYS: dict[str, tuple[int, str, str]] = {
+    "Enter": (13, "Enter", "\r"),
+    "Tab": (9, "Tab", ""),
+    "Backspace": (8, "Backspace", ""),
+    "Delete": (46, "Delete", ""),
+    "Escape": (27, "Escape", ""),
+    "ArrowLeft": (37, "ArrowLeft", ""),
+    "ArrowUp": (38, "ArrowUp", ""),
+    "ArrowRight": (39, "ArrowRight", ""),
+    "ArrowDown": (40, "ArrowDown", ""),
+    "Home": (36, "Home", ""),
+    "End": (35, "End", ""),
+    "PageUp": (33, "PageUp", ""),
+    "PageDown": (34, "PageDown", ""),
+    " ": (32, "Space", " "),
+}
+"""The named keys a viewer may press: (key code, code, text). Other characters come as typed text."""
+_MODIFIERS = {"alt": 1, "ctrl": 2, "meta": 4, "shift": 8}
+
+
+_PAGE_CHANGED = frozenset({"Page.frameNavigated", "Page.loadEventFired", "Page.domContentEventFired"})
+
+
+class CdpError(Exception):
+    """A DevTools command failed, or the connection closed before it answered."""
+
+
+Handler = Callable[[str, dict[str, Any]], None]
+
+
+class Cdp:
+    """One browser-level DevTools WebSocket with flat sessions: commands (`send`, `post`) and events,
+    dispatched to a handler per session (`handlers[session id]`, `""` for the browser's own)."""
+
+    _SKIPPED = '{"method":"Runtime.'
+    _KEPT = '{"method":"Runtime.bindingCalled"'
+
+    def __init__(self, http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse, endpoint: str):
+        self.endpoint = endpoint
+        self._http = http
+        self._ws = ws
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.handlers: dict[str, Handler] = {}
+        self.closed = asyncio.Event()
+        self._reader = asyncio.create_task(self._read(), name="live-view-cdp")
+
+    @classmethod
+    async def open(cls, endpoint: str, *, timeout: float = 10.0) -> Cdp:
+        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
+        try:
+            url = endpoint
+            if endpoint.startswith(("http://", "https://")):
+                async with http.get(endpoint.rstrip("/") + "/json/version") as answer:
+                    url = str((await answer.json(content_type=None))["webSocketDebuggerUrl"])
+            ws = await http.ws_connect(url, max_msg_size=0, timeout=aiohttp.ClientWSTimeout(ws_close=2.0))
+        except BaseException:
+            await http.close()
+            raise
+        return cls(http, ws, endpoint)
+
+    async def _read(self) -> None:
+        try:
+            async for message in self._ws:
+                if message.type != aiohttp.WSMsgType.TEXT:
+                    continue
+                text: str = message.data
+                if text.startswith(self._SKIPPED) and not text.startswith(self._KEPT):
+                    continue  # console messages and execution contexts of watched tabs: not needed
+                data = json.loads(text)
+                if "id" in data:
+                    future = self._pending.pop(int(data["id"]), None)
+                    if future is not None and not future.done():
+                        future.set_result(data)
+                    continue
+                handler = self.handlers.get(str(data.get("sessionId") or ""))
+                if handler is None:
+                    continue
+                try:
+                    handler(str(data.get("method")), data.get("params") or {})
+                except Exception:  # the reader's top: one bad event must not end the live view
+                    log.exception("live view: handling %s failed", data.get("method"))
+        finally:
+            self.closed.set()
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(CdpError("the DevTools connection closed"))
+            self._pending.clear()
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str = "", *, timeout: float = 10.0
+    ) -> dict[str, Any]:
+        if self.closed.is_set():
+            raise CdpError("the DevTools connection is closed")
+        ident = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[ident] = future
+        try:
+            await self._ws.send_str(self._message(ident, method, params, session))
+            answer = await asyncio.wait_for(future, timeout)
+        except (aiohttp.ClientError, ConnectionError, RuntimeError) as exc:
+            raise CdpError(f"{method}: {exc}") from exc
+        except TimeoutError:
+            raise CdpError(f"{method}: no answer in {timeout:.0f}s") from None
+        finally:
+            self._pending.pop(ident, None)
+        if "error" in answer:
+            raise CdpError(f"{method}: {answer['error'].get('message')}")
+        result: dict[str, Any] = answer.get("result") or {}
+        return result
+
+    def post(self, method: str, params: dict[str, Any] | None = None, session: str = "") -> None:
+        """Send without waiting for the answer (acknowledgements, from an event handler)."""
+        if self.closed.is_set():
+            return
+        task = asyncio.ensure_future(
+            self._ws.send_str(self._message(next(self._ids), method, params, session))
+        )
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    @staticmethod
+    def _message(ident: int, method: str, params: dict[str, Any] | None, session: str) -> str:
+        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        return json.dumps(message)
+
+    async def close(self) -> None:
+        with contextlib.suppress(aiohttp.ClientError, ConnectionError, RuntimeError):
+            await self._ws.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+        await self._http.close()
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One picture of a tab: JPEG bytes and the tab's viewport in CSS pixels (clicks are mapped to it)."""
+
+    jpeg: bytes
+    width: float
+    height: float
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class PageTab:
+    """A page target of the browser (a tab)."""
+
+    id: str
+    url: str
+    title: str
+    opener: str | None = None
+
+
+class Viewer:
+    """One live connection of the page: its messages in order, and only the newest picture (a slow
+    connection skips pictures instead of queueing them)."""
+
+    def __init__(self, client: str) -> None:
+        self.client = client
+        self.messages: deque[dict[str, Any]] = deque(maxlen=200)
+        self.frame: Frame | None = None
+        self.closed = False
+        self._wake = asyncio.Event()
+        self.target: str | None = None
+        self.session = ""
+
+    def say(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self._wake.set()
+
+    def show(self, frame: Frame) -> None:
+        self.frame = frame
+        self._wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake.set()
+
+    async def next(self) -> dict[str, Any] | Frame | None:
+        """The next message, else the newest picture; None once closed."""
+        while True:
+            if self.messages:
+                return self.messages.popleft()
+            if self.frame is not None:
+                frame, self.frame = self.frame, None
+                return frame
+            if self.closed:
+                return None
+            self._wake.clear()
+            await self._wake.wait()
+
+
+class Stream:
+    """Pictures of one tab while anyone watches it, the outline of what is acted on, and input to it."""
+
+    def __init__(self, cdp: Cdp, target: str, on_gone: Callable[[Stream], None]) -> None:
+        self.cdp = cdp
+        self.target = target
+        self.viewers: set[Viewer] = set()
+        self.session = ""
+        self.width = 0.0
+        self.height = 0.0
+        self.url = ""
+        self.title = ""
+        self.visible = False
+        self._on_gone = on_gone
+        self._scroll = (0.0, 0.0)
+        self._last_frame = 0.0
+        self._next_send = 0.0
+        self._sent_hash = b""
+        self._changed = asyncio.Event()
+        self._poller: asyncio.Task[None] | None = None
+        self._waiting: tuple[Frame, int] | None = None
+        """A screencast frame waiting for its turn (and its number, acknowledged when it is sent)."""
+        self._timer: asyncio.TimerHandle | None = None
+        self._naming: asyncio.Task[None] | None = None
+        self._stuck = False
+        self.gone = False
+
+    # ----- life ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        attached = await self.cdp.send("Target.attachToTarget", {"targetId": self.target, "flatten": True})
+        self.session = str(attached["sessionId"])
+        self.cdp.handlers[self.session] = self._on_event
+        await self.cdp.send("Page.enable", session=self.session)
+        await self.cdp.send("Runtime.enable", session=self.session)
+        await self.cdp.send(
+            "Runtime.addBinding", {"name": BINDING, "executionContextName": WORLD}, self.session
+        )
+        await self.cdp.send(
+            "Page.addScriptToEvaluateOnNewDocument",
+            {"source": BOX_SCRIPT, "worldName": WORLD, "runImmediately": True},
+            self.session,
+        )
+        await self._measure()
+        await self.cdp.send(
+            "Page.startScreencast",
+            {
+                "format": "jpeg",
+                "quality": QUALITY,
+                "maxWidth": MAX_WIDTH,
+                "maxHeight": MAX_HEIGHT,
+                "everyNthFrame": 1,
+            },
+            self.session,
+        )
+        self._poller = asyncio.create_task(self._poll(), name=f"live-{self.target[:8]}")
+        self._changed.set()  # a first picture at once, painted or not
+        await self._name()
+
+    async def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._naming is not None:
+            self._naming.cancel()
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+            self._poller = None
+        self.cdp.handlers.pop(self.session, None)
+        if self.session and not self.gone:
+            with contextlib.suppress(CdpError):
+                await self.cdp.send("Page.stopScreencast", session=self.session, timeout=3)
+                await self.cdp.send("Target.detachFromTarget", {"sessionId": self.session}, timeout=3)
+
+    def _lost(self) -> None:
+        if not self.gone:
+            self.gone = True
+            self._on_gone(self)
+
+    # ----- pictures ------------------------------------------------------------------------
+
+    async def _measure(self) -> None:
+        metrics = await self.cdp.send("Page.getLayoutMetrics", session=self.session)
+        viewport = metrics.get("cssVisualViewport") or metrics.get("layoutViewport") or {}
+        self.width = float(viewport.get("clientWidth") or self.width or 0)
+        self.height = float(viewport.get("clientHeight") or self.height or 0)
+        self._scroll = (float(viewport.get("pageX") or 0), float(viewport.get("pageY") or 0))
+
+    async def _poll(self) -> None:
+        """Photograph the tab when the screencast is silent (a background tab) and something changed,
+        or once every `STILL_PICTURE` seconds; only a changed picture goes out."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), STILL_PICTURE)
+            self._changed.clear()
+            if time.monotonic() - self._last_frame < STILL_PICTURE:
+                continue  # the screencast shows it
+            try:
+                await self._capture()
+            except (CdpError, KeyError, ValueError) as exc:
+                log.debug("live view: no picture of %s: %s", self.target, exc)
+                if self.cdp.closed.is_set():
+                    self._lost()
+                    return
+                if not self._sent_hash and not self._stuck:  # never a picture: say why, once
+                    self._stuck = True
+                    for viewer in self.viewers:
+                        viewer.say({**self.watching(), "message": NOT_DRAWN})
+            await asyncio.sleep(1 / FRAME_RATE)
+
+    async def _capture(self) -> None:
+        await self._measure()
+        if not self.width or not self.height:
+            return
+        scale = min(1.0, MAX_WIDTH / self.width, MAX_HEIGHT / self.height)
+        clip = {"x": self._scroll[0], "y": self._scroll[1], "width": self.width, "height": self.height}
+        shot = await self.cdp.send(
+            "Page.captureScreenshot",
+            {"format": "jpeg", "quality": QUALITY, "clip": {**clip, "scale": scale}},
+            self.session,
+            timeout=CAPTURE_TIMEOUT,
+        )
+        if time.monotonic() - self._last_frame < STILL_PICTURE:
+            return  # a screencast frame came meanwhile: it is newer
+        self._deliver(Frame(base64.b64decode(shot["data"]), self.width, self.height))
+
+    def _deliver(self, frame: Frame) -> None:
+        digest = hashlib.blake2b(frame.jpeg, digest_size=16).digest()
+        if digest == self._sent_hash:
+            return
+        self._sent_hash = digest
+        self._next_send = time.monotonic() + 1 / FRAME_RATE
+        for viewer in self.viewers:
+            viewer.show(frame)
+
+    def _on_frame(self, params: dict[str, Any]) -> None:
+        self._last_frame = time.monotonic()
+        self.visible = True
+        meta = params.get("metadata") or {}
+        width = float(meta.get("deviceWidth") or self.width)
+        height = float(meta.get("deviceHeight") or self.height)
+        self.width, self.height = width, height
+        if self._waiting is not None:  # a newer frame replaces the one waiting: the older is skipped
+            self.cdp.post("Page.screencastFrameAck", {"sessionId": self._waiting[1]}, self.session)
+        frame = Frame(base64.b64decode(str(params.get("data", ""))), width, height)
+        self._waiting = (frame, int(params.get("sessionId", 0)))
+        wait = self._next_send - time.monotonic()
+        if wait <= 0:
+            self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._flush)
+
+    def _flush(self) -> None:
+        """Send the waiting frame and acknowledge it: the browser sends the next one after that, so the
+        acknowledgements pace the screencast to `FRAME_RATE`."""
+        self._timer = None
+        if self._waiting is None:
+            return
+        (frame, number), self._waiting = self._waiting, None
+        self._deliver(frame)
+        self.cdp.post("Page.screencastFrameAck", {"sessionId": number}, self.session)
+
+    def watching(self) -> dict[str, Any]:
+        return {"kind": "live", "state": "watching", "url": self.url, "title": self.title}
+
+    def refresh(self) -> None:
+        """A new viewer: the current picture again, at once."""
+        self._sent_hash = b""
+        self._last_frame = 0.0
+        self._changed.set()
+
+    # ----- events --------------------------------------------------------------------------
+
+    def _on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method == "Page.screencastFrame":
+            self._on_frame(params)
+        elif method == "Page.screencastVisibilityChanged":
+            self.visible = bool(params.get("visible"))
+            self._changed.set()
+        elif method == "Runtime.bindingCalled" and params.get("name") == BINDING:
+            self._box(str(params.get("payload", "")))
+        elif method in _PAGE_CHANGED and not (params.get("frame") or {}).get("parentId"):
+            self._changed.set()  # a new picture, and maybe a new title
+            self._ask_name()
+        elif method == "Inspector.detached":
+            self._lost()
+
+    def _box(self, payload: str) -> None:
+        try:
+            box = json.loads(payload)
+            numbers = [float(box[k]) for k in ("x", "y", "w", "h", "vw", "vh")]
+        except (ValueError, KeyError, TypeError):
+            return
+        kind = str(box.get("kind"))
+        if kind not in ("click", "focus", "input"):
+            return
+        x, y, w, h, vw, vh = numbers
+        message = {"kind": "highlight", "action": kind, "box": [x, y, w, h], "viewport": [vw, vh]}
+        for viewer in self.viewers:
+            viewer.say(message)
+        self._changed.set()
+
+    async def _name(self) -> None:
+        """The tab's title and address, asked of the browser (a title change sends no event)."""
+        with contextlib.suppress(CdpError):
+            info = (await self.cdp.send("Target.getTargetInfo", {"targetId": self.target}))["targetInfo"]
+            self.named(str(info.get("url") or ""), str(info.get("title") or ""))
+
+    def _ask_name(self) -> None:
+        if self._naming is None or self._naming.done():
+            self._naming = asyncio.create_task(self._name())
+
+    def named(self, url: str, title: str) -> None:
+        """The tab's address or title changed (the browser's target events)."""
+        if (url, title) == (self.url, self.title):
+            return
+        self.url, self.title = url, title
+        for viewer in self.viewers:
+            viewer.say({"kind": "page", "url": url, "title": title})
+
+    # ----- input ---------------------------------------------------------------------------
+
+    async def drive(self, message: dict[str, Any]) -> str | None:
+        """Carry out one input message of a viewer (already allowed); returns a problem, or None."""
+        kind = message.get("kind")
+        if kind in ("click", "wheel"):
+            x, y = _fraction(message.get("x")), _fraction(message.get("y"))
+            if x is None or y is None or not self.width or not self.height:
+                return "a click needs x and y between 0 and 1 (a share of the picture's width and height)"
+            at = {"x": x * self.width, "y": y * self.height}
+            if kind == "wheel":
+                delta = message.get("dy")
+                if not isinstance(delta, int | float) or abs(delta) > 10_000:
+                    return "a wheel turn needs dy, in pixels (at most 10000)"
+                await self._input(
+                    "Input.dispatchMouseEvent", {"type": "mouseWheel", **at, "deltaX": 0, "deltaY": delta}
+                )
+            else:
+                await self._input("Input.dispatchMouseEvent", {"type": "mouseMoved", **at})
+                press = {**at, "button": "left", "clickCount": 1}
+                await self._input("Input.dispatchMouseEvent", {"type": "mousePressed", **press})
+                await self._input("Input.dispatchMouseEvent", {"type": "mouseReleased", **press})
+        elif kind == "key":
+            problem = await self._key(message)
+            if problem:
+                return problem
+        elif kind == "text":
+            text = message.get("text")
+            if not isinstance(text, str) or not text or len(text) > MAX_TEXT:
+                return f"typed text is a non-empty string of at most {MAX_TEXT} characters"
+            await self._input("Input.insertText", {"text": text})
+        else:
+            return f"unknown input {str(kind)[:40]!r}: click, wheel, key or text"
+        self._changed.set()
+        return None
+
+    async def _key(self, message: dict[str, Any]) -> str | None:
+        name = message.get("key")
+        if not isinstance(name, str) or name not in KEYS:
+            return f"a key is one of {', '.join(k if k != ' ' else 'Space' for k in KEYS)}"
+        modifiers = sum(bit for word, bit in _MODIFIERS.items() if message.get(word) is True)
+        code, code_name, text = KEYS[name]
+        common = {
+            "key": name,
+            "code": code_name,
+            "windowsVirtualKeyCode": code,
+            "nativeVirtualKeyCode": code,
+            "modifiers": modifiers,
+        }
+        down = {"type": "keyDown", **common, **({"text": text} if text and not modifiers & 6 else {})}
+        await self._input("Input.dispatchKeyEvent", down)
+        await self._input("Input.dispatchKeyEvent", {"type": "keyUp", **common})
+        return None
+
+    async def _input(self, method: str, params: dict[str, Any]) -> None:
+        await self.cdp.send(method, params, self.session, timeout=10)
+
+
+def _fraction(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0.0 <= value <= 1.0 else None
+
+
+class LiveView:
+    """The live pictures of the sessions' tabs, on one DevTools connection of the server's own, opened
+    when first needed (`endpoint` gives the browser's address; it may change when the browser comes back).
+
+    Each viewer watches one session; the session's tab (`target`) is streamed while at least one viewer
+    watches it. `targets()` lists the browser's tabs (`/tabs`, the tabs a session opened)."""
+
+    def __init__(self, endpoint: Callable[[], str | None]) -> None:
+        self._endpoint = endpoint
+        self._cdp: Cdp | None = None
+        self._connecting = asyncio.Lock()
+        self.streams: dict[str, Stream] = {}
+        self.viewers: dict[str, set[Viewer]] = {}
+        """Session id -> its viewers."""
+        self._titles: dict[str, tuple[str, str]] = {}
+        self._viewing = asyncio.Lock()
+        """Held while a viewer starts or stops watching (two viewers of one tab share one stream)."""
+        self._closed = False
+
+    async def connection(self) -> Cdp:
+        async with self._connecting:
+            endpoint = self._endpoint()
+            if endpoint is None or self._closed:
+                raise CdpError("the browser session is not open")
+            cdp = self._cdp
+            if cdp is not None and not cdp.closed.is_set() and cdp.endpoint == endpoint:
+                return cdp
+            if cdp is not None:
+                await self._drop(cdp)
+            try:
+                cdp = await Cdp.open(endpoint)
+            except (OSError, aiohttp.ClientError, KeyError, ValueError, TimeoutError) as exc:
+                raise CdpError(f"cannot reach the browser at {endpoint}: {exc}") from exc
+            cdp.handlers[""] = self._browser_event
+            await cdp.send("Target.setDiscoverTargets", {"discover": True})
+            self._cdp = cdp
+            return cdp
+
+    async def _drop(self, cdp: Cdp) -> None:
+        """The connection went (the browser closed or was relaunched): every stream ends."""
+        for stream in list(self.streams.values()):
+            stream.gone = True
+            await self._end(stream, "The browser's connection was lost; reconnecting.")
+        await cdp.close()
+
+    def _browser_event(self, method: str, params: dict[str, Any]) -> None:
+        info = params.get("targetInfo") or {}
+        if method in ("Target.targetCreated", "Target.targetInfoChanged") and info.get("type") == "page":
+            target = str(info.get("targetId"))
+            self._titles[target] = (str(info.get("url") or ""), str(info.get("title") or ""))
+            stream = self.streams.get(target)
+            if stream is not None:
+                stream.named(*self._titles[target])
+        elif method == "Target.targetDestroyed":
+            target = str(params.get("targetId"))
+            self._titles.pop(target, None)
+            stream = self.streams.get(target)
+            if stream is not None:
+                stream.gone = True
+                self._gone(stream)
+
+    # ----- tabs ----------------------------------------------------------------------------
+
+    async def targets(self) -> list[PageTab]:
+        """The browser's tabs (page targets), in the browser's order."""
+        cdp = await self.connection()
+        found = await cdp.send("Target.getTargets")
+        return [
+            PageTab(str(t["targetId"]), str(t.get("url") or ""), str(t.get("title") or ""), t.get("openerId"))
+            for t in found.get("targetInfos") or []
+            if t.get("type") == "page"
+        ]
+
+    async def close_tabs(self, targets: set[str]) -> list[str]:
+        """Close these tabs (those still open), never the browser's last one; returns those closed."""
+        if not targets:
+            return []
+        cdp = await self.connection()
+        tabs = [t.id for t in await self.targets()]
+        closing = [t for t in tabs if t in targets]
+        if closing and len(closing) == len(tabs):
+            closing = closing[1:]  # the last tab of a window closes the browser: one stays
+        closed: list[str] = []
+        for target in closing:
+            with contextlib.suppress(CdpError):
+                await cdp.send("Target.closeTarget", {"targetId": target})
+                closed.append(target)
+        return closed
+
+    # ----- viewers -------------------------------------------------------------------------
+
+    async def watch(self, session: str, viewer: Viewer, target: str | None) -> None:
+        viewer.session = session
+        self.viewers.setdefault(session, set()).add(viewer)
+        async with self._viewing:
+            await self._show(viewer, target)
+
+    async def unwatch(self, viewer: Viewer) -> None:
+        viewers = self.viewers.get(viewer.session)
+        if viewers is not None:
+            viewers.discard(viewer)
+            if not viewers:
+                self.viewers.pop(viewer.session, None)
+        async with self._viewing:
+            await self._leave(viewer)
+        viewer.close()
+
+    async def retarget(self, session: str, target: str | None) -> None:
+        """The session's tab changed (it started working, switched tabs, or its tab closed)."""
+        async with self._viewing:
+            for viewer in list(self.viewers.get(session, ())):
+                if viewer.target != target or target is None:
+                    await self._show(viewer, target)
+
+    def watched(self, session: str) -> bool:
+        return bool(self.viewers.get(session))
+
+    async def _show(self, viewer: Viewer, target: str | None) -> None:
+        await self._leave(viewer)
+        if target is None:
+            viewer.say({"kind": "live", "state": "no_tab"})
+            return
+        try:
+            stream = self.streams.get(target)
+            if stream is None:
+                cdp = await self.connection()
+                stream = Stream(cdp, target, self._gone)
+                self.streams[target] = stream
+                try:
+                    await stream.start()
+                except CdpError:
+                    self.streams.pop(target, None)
+                    await stream.stop()
+                    raise
+        except CdpError as exc:
+            viewer.say({"kind": "live", "state": "unavailable", "message": f"No live view: {exc}"})
+            return
+        stream.viewers.add(viewer)
+        viewer.target = target
+        viewer.say(stream.watching())
+        stream.refresh()
+
+    async def _leave(self, viewer: Viewer) -> None:
+        target, viewer.target = viewer.target, None
+        stream = self.streams.get(target) if target else None
+        if stream is None:
+            return
+        stream.viewers.discard(viewer)
+        if not stream.viewers:
+            self.streams.pop(stream.target, None)
+            await stream.stop()
+
+    def _gone(self, stream: Stream) -> None:
+        task = asyncio.ensure_future(self._end(stream, "The tab was closed."))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _end(self, stream: Stream, why: str) -> None:
+        if self.streams.get(stream.target) is stream:
+            self.streams.pop(stream.target, None)
+        for viewer in list(stream.viewers):
+            viewer.target = None
+            viewer.say({"kind": "live", "state": "gone", "message": why})
+        stream.viewers.clear()
+        await stream.stop()
+
+    def stream_of(self, viewer: Viewer) -> Stream | None:
+        return self.streams.get(viewer.target) if viewer.target else None
+
+    def tell(self, session: str, message: dict[str, Any]) -> None:
+        """A message to every viewer of `session` (whether input is allowed now, ...)."""
+        for viewer in self.viewers.get(session, ()):
+            viewer.say(message)
+
+    async def close(self) -> None:
+        self._closed = True
+        for viewers in list(self.viewers.values()):
+            for viewer in list(viewers):
+                await self.unwatch(viewer)
+        for stream in list(self.streams.values()):
+            await stream.stop()
+        self.streams.clear()
+        if self._cdp is not None:
+            await self._cdp.close()
+            self._cdp = None
