@@ -53,7 +53,10 @@ def test_a_chat_task_with_a_confirmation_from_start_to_quit(
     child.sendline("/chat")
     child.expect("Chat mode")
     child.sendline("Email Alice about lunch")
-    child.expect("browser_run_code")  # live progress
+    # Live progress in plain words (styles may sit around the marks).
+    child.expect(r"1 \S*✓\S* Opened 127\.0\.0\.1:\d+/mail\.html")
+    child.expect(r"2 \S*✓\S* Typed “<email>” into “To”")  # what was typed, redacted like every stream
+    child.expect("Asked you to confirm the button “Send”")
     child.expect("Confirm: send")
     child.expect('button "Send"')
     child.expect("/yes")
@@ -89,8 +92,9 @@ def test_ctrl_c_cancels_a_run_and_the_session_continues_after_a_restart(
     )
     child = spawn(tmp_path / "data", external_browser, llm)
     child.sendline("/ask Wait for the slow page")
-    child.expect("waitForTimeout")
+    child.expect("waiting 4 s · step 1/10")  # the status line says what happens, in words
     child.sendintr()
+    child.expect(r"1 \S*✗\S* Cancelled while waiting 4 s")
     child.expect("Cancelled.")
     child.expect("› ")
     child.sendline("/status")
@@ -158,3 +162,58 @@ def test_multi_line_messages_arrive_as_one(
     users = [m["content"] for r in llm.requests for m in r["messages"] if m["role"] == "user"]
     assert any("first line \nsecond line" in u or "first line\nsecond line" in u for u in users)
     assert any("pasted one\npasted two" in u for u in users)
+
+
+def test_a_sentence_typed_in_command_mode_is_offered_to_the_agent_and_sent_with_one_key(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI
+) -> None:
+    llm.script(text("Hello there."), text("Still here, in chat mode."))
+    child = spawn(tmp_path / "data", external_browser, llm)
+    child.sendline("Say hello to me")
+    child.expect(r"Send this to the agent\?\S* \S*Enter\S* sends it")
+    child.send("\r")  # one key: no second line to type
+    child.expect("Hello there.")
+    child.expect("› ")
+    child.sendline("Never mind this one")
+    child.expect("Send this to the agent\\?")
+    child.send("\x1b")  # Esc: kept here
+    child.expect("Not sent.")
+    child.expect("› ")
+    assert [m["content"] for r in llm.requests for m in r["messages"] if m["role"] == "user"].count(
+        "Never mind this one"
+    ) == 0
+    # A command in chat mode leaves it, says so and how to go back; a sentence is then offered again,
+    # and "c" sends it and goes back to chat mode.
+    child.sendline("/chat")
+    child.expect("Chat mode")
+    child.expect("chat › ")
+    child.sendline("/tabs")
+    child.expect("Left chat mode")
+    child.expect("/chat goes back")
+    child.expect("› ")
+    child.sendline("Are you still there?")
+    child.expect("Send this to the agent\\?")
+    child.send("c")
+    child.expect("Chat mode")
+    child.expect("Still here, in chat mode.")
+    child.expect("chat › ")
+    quit_app(child)
+    users = [m["content"] for r in llm.requests for m in r["messages"] if m["role"] == "user"]
+    assert any("Say hello to me" in u for u in users) and any("Are you still there?" in u for u in users)
+    assert not any("Never mind this one" in u for u in users)
+
+
+def test_tab_completes_slash_commands(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI
+) -> None:
+    child = spawn(tmp_path / "data", external_browser, llm)
+    child.send("/sta\t")
+    child.expect("/status")  # completed in the line being edited
+    child.send("\r")
+    child.expect("success rate")
+    child.expect("› ")
+    child.send("/he\t\r")
+    child.expect("Commands")
+    child.expect("Tab completes a command")
+    child.expect("› ")
+    quit_app(child)

@@ -1,19 +1,24 @@
-"""Assembling the agent from settings: the context the nodes get. Sessions live in `agent.storage`."""
+"""Assembling the agent from settings: the context the nodes get. Sessions live in `agent.storage`.
+
+Importing this module is cheap (the session list's `sessions_db` is on the chat's start path); what
+`make_context` assembles (LangChain, the browser session, the judge) is loaded when it is called."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from langchain_core.language_models import BaseChatModel
-
-from browser_copilot.agent.context import AgentContext, Limits
-from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.browser.pacing import Pacing
-from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import EventSink, discard
-from browser_copilot.extras.servers import ExtraServers
-from browser_copilot.safety.judge import Judge
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from browser_copilot.agent.context import AgentContext
+    from browser_copilot.agent.memory import MemoryBook
+    from browser_copilot.browser.session import BrowserSession
+    from browser_copilot.extras.servers import ExtraServers
 
 SESSIONS_DB = "sessions.sqlite"
 
@@ -27,6 +32,10 @@ def make_context(
     memory: MemoryBook | None = None,
     extras: ExtraServers | None = None,
 ) -> AgentContext:
+    from browser_copilot.agent.context import AgentContext, Limits
+    from browser_copilot.extras.servers import ExtraServers
+    from browser_copilot.safety.judge import Judge
+
     return AgentContext(
         llm=llm,
         browser=browser,

@@ -2,15 +2,14 @@
 
 The checkpoint is the source of truth: whether a question is pending, the working state and the stop
 reason are read from it (thread_id = session_id), so a restarted app resumes where it was.
+`TurnOutcome` and `new_session_id` live in the light `agent.turns` and are re-exported here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +26,13 @@ from browser_copilot.agent.locks import SessionLocks, locks_for
 from browser_copilot.agent.memory import request_memories
 from browser_copilot.agent.secret_answers import secret_asked, withhold_answer
 from browser_copilot.agent.state import AgentState, StopReason, new_request
+from browser_copilot.agent.turns import TurnOutcome as TurnOutcome
+from browser_copilot.agent.turns import new_session_id as new_session_id
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 from browser_copilot.safety.redaction import Asked
 
 Graph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
-
-
-@dataclass
-class TurnOutcome:
-    stop_reason: StopReason
-    text: str
-    """The answer or summary; for a pending question, the question."""
-    interrupt: dict[str, Any] | None = None
-    values: dict[str, Any] = field(default_factory=dict)
 
 
 @contextlib.asynccontextmanager
@@ -52,10 +44,6 @@ async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
 
 def compile_graph(checkpointer: BaseCheckpointSaver[Any]) -> Graph:
     return build_graph().compile(checkpointer=checkpointer)
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex[:12]
 
 
 class AgentRunner:

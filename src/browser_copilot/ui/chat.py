@@ -1,7 +1,17 @@
 """The terminal chat (F4, F50-F54): command mode by default, `/chat` for chat mode, live progress,
 confirmation and hand-over cards, persistent sessions, Ctrl+C that cancels a run and keeps the session.
 
-The UI renders the event stream and decides nothing: the agent's state lives in the checkpoint."""
+The UI renders the event stream and decides nothing: the agent's state lives in the checkpoint.
+
+Start-up (issue 18): the prompt comes first. Only what it needs is imported with this module; the
+browser (attach or launch, the MCP server, the network guard, the guard's runtime in the agent's tab),
+the extra MCP servers and the agent (LangChain, LangGraph, the checkpoint, the long-term memory) start
+in the background (`ui.startup` imports their modules on a thread of its own), and their news is printed
+above the prompt as it arrives. No network probe runs before the prompt: a local Ollama or LM Studio
+server is looked for in the background. A message (or command) that needs a part that has not started
+yet waits for it under a status line ("Starting the browser…"), so the guard is in place before the
+model's first action as before; a start that fails ends the app with the same message and exit code as
+a failure before the prompt did."""
 
 from __future__ import annotations
 
@@ -11,9 +21,9 @@ import contextlib
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -22,50 +32,97 @@ from rich.panel import Panel
 
 from browser_copilot import __version__
 from browser_copilot.agent.factory import make_context
-from browser_copilot.agent.memory import open_memory
-from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
-from browser_copilot.agent.storage import last_session, open_checkpointer, remember_session
-from browser_copilot.browser.session import BrowserSession
+from browser_copilot.agent.storage import last_session, list_sessions, open_checkpointer, remember_session
+from browser_copilot.agent.turns import new_session_id
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, McpError, SessionBusy
 from browser_copilot.events import EventSink, fan_out
-from browser_copilot.extras.budget import schema_tokens
-from browser_copilot.extras.servers import ExtraServers
-from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
+from browser_copilot.llm.provider import (
+    HOW_TO_CONFIGURE,
+    LlmEndpoint,
+    build_chat_model,
+    detect_local,
+    resolve_llm,
+)
 from browser_copilot.logs import StepEventLog, save_snapshot
 from browser_copilot.metrics import Metrics
 from browser_copilot.ui.lines import LineReader
-from browser_copilot.ui.memory import memory_command
-from browser_copilot.ui.render import EventPrinter, render_outcome, render_plan, render_status
-from browser_copilot.ui.tools_view import render_tools
+from browser_copilot.ui.render import (
+    EventPrinter,
+    render_help,
+    render_outcome,
+    render_plan,
+    render_status,
+    show,
+)
+from browser_copilot.ui.startup import AGENT_MODULES, BROWSER_MODULES, load_in_background
+
+if TYPE_CHECKING:  # loaded in the background (`ui.startup`), after the prompt is shown
+    from browser_copilot.agent.runner import AgentRunner
+    from browser_copilot.browser.session import BrowserSession
+    from browser_copilot.extras.servers import ExtraServers
 
 PROMPT = "› "
-HELP = """Commands (command mode is the default; in chat mode every other line goes to the agent):
-  /chat            enter chat mode          /exit     leave chat mode (so does any other command)
-  /ask TEXT        one message to the agent, from command mode
-  /yes  /no        answer a pending confirmation
-  /plan            the working state: goal, plan, progress, facts
-  /tabs            the browser's open tabs
-  /tools           the tools the agent can use (built-in, extra MCP servers: read-only or asks first)
-  /memory          what the agent remembers about you   /forget N   remove one (/forget all)
-  /status          session, steps, tokens, errors, browser, model
-  /new             start a fresh session           /help   this list
-  /quit            leave (Ctrl+D too; Ctrl+C cancels a running task, or leaves at the prompt)
-A line ending in \\ continues on the next line."""
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("/chat", "chat mode: every line you type goes to the agent"),
+    ("/exit", "leave chat mode (any other command leaves it too)"),
+    ("/ask TEXT", "send one message to the agent from command mode"),
+    ("/yes  /no", "answer a pending confirmation"),
+    ("/plan", "the working state: goal, plan, progress, facts"),
+    ("/code", "show or hide the code under each step (/code N: step N of the last task)"),
+    ("/tabs", "the browser's open tabs"),
+    ("/tools", "the tools the agent can use (built-in, extra MCP servers: read-only or asks first)"),
+    ("/memory", "what the agent remembers about you"),
+    ("/forget N", "remove memory N (/forget all: every one)"),
+    ("/status", "session, steps, tokens, errors, browser, model"),
+    ("/new", "start a fresh session"),
+    ("/help", "this list"),
+    ("/quit", "leave (Ctrl+D too; Ctrl+C cancels a running task, or leaves at the prompt)"),
+)
+HELP_NOTES = (
+    "A sentence typed in command mode is offered to the agent: Enter sends it.",
+    "Tab completes a command. A line ending in \\ continues on the next line.",
+)
+COMMAND_WORDS = tuple(word for command, _ in COMMANDS for word in command.split() if word.startswith("/"))
+"""What Tab completes."""
+CHAT_MODE = "[notice]Chat mode: every line goes to the agent. /exit (or any command) leaves it.[/notice]"
+
+Part = Literal["browser", "extras", "agent", "modules"]
+"""What starts in the background: the browser session, the extra MCP servers, the agent (model, graph,
+checkpoint, memory), and the agent's modules alone (what `/tools` and `/memory` need)."""
+WAITING: dict[Part, str] = {
+    "browser": "Starting the browser…",
+    "extras": "Starting the extra MCP servers…",
+    "agent": "Starting the agent…",
+    "modules": "Starting the agent…",
+}
+LAUNCH_WAIT = 30.0
+"""On leaving while a browser is being launched: how long to let it come up, so it is closed, not left."""
 
 
 class ChatApp:
     def __init__(self, settings: Settings, console: Console) -> None:
         self.settings = settings
         self.console = console
+        console.soft_wrap = False  # the chat wraps long lines between words, never inside one
         self.mode = "command"
+        self.mode_chosen = False
+        """The user set the mode before the agent had started: that choice wins over the session's."""
         self.metrics = Metrics()
         self.printer = EventPrinter(console, limit=settings.max_tool_steps)
         self.runner: AgentRunner | None = None
         self.browser: BrowserSession | None = None
-        self.extras = ExtraServers()
+        self.extras: ExtraServers | None = None
         self.llm: LlmEndpoint | None = None
-        self.turn: asyncio.Task[TurnOutcome] | None = None
+        self.turn: asyncio.Future[Any] | None = None
+        """What Ctrl+C cancels instead of leaving: a run, or a wait for a part still starting."""
+        self.reader: LineReader | None = None
+        self.starting: dict[Part, asyncio.Future[None]] = {}
+        self.stack = contextlib.AsyncExitStack()
+        """What closes on leaving: the agent's checkpointer and memory, the extra servers, the browser."""
+        self.at_prompt = False
+        self.prompt_markup = f"[prompt]{PROMPT}[/prompt]"
+        self.goal_told = False
 
     # ----- set-up -------------------------------------------------------------------------
 
@@ -73,46 +130,201 @@ class ChatApp:
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session)
         return fan_out(self.printer, self.metrics, log)
 
-    @contextlib.asynccontextmanager
-    async def agent(self, browser: BrowserSession, session: str) -> AsyncIterator[AgentRunner | None]:
-        if self.llm is None:
-            yield None
-            return
-        async with open_checkpointer(self.settings) as saver, open_memory(self.settings) as memory:
-            context = make_context(
-                self.settings,
-                llm=build_chat_model(self.settings, self.llm),
-                browser=browser,
-                events=self.sink(session),
-                extras=self.extras,
-                memory=memory,
-            )
-            yield AgentRunner(compile_graph(saver), context, session_id=session)
+    def browser_session(self) -> BrowserSession:
+        """The browser session (created on first use, once its modules are loaded); closed on leaving."""
+        if self.browser is None:
+            from browser_copilot.browser.session import BrowserSession
 
-    def banner(self, session: str, resumed: dict[str, Any] | None) -> None:
-        browser = self.browser
-        assert browser is not None and browser.endpoint is not None
-        endpoint = browser.endpoint
+            self.browser = BrowserSession(self.settings, notice=self.notice)
+            self.stack.push_async_callback(self.browser.close)
+        return self.browser
+
+    def extra_servers(self) -> ExtraServers:
+        """The extra MCP servers of MCP_SERVERS_FILE (`ConfigError` when it is invalid); closed on leaving."""
+        if self.extras is None:
+            from browser_copilot.extras.servers import ExtraServers
+
+            self.extras = ExtraServers.from_settings(self.settings, notice=self.notice)
+            self.stack.push_async_callback(self.extras.close)
+        return self.extras
+
+    def start(self, session: str) -> None:
+        """Start the browser, the extra servers and the agent in the background; their modules load on a
+        thread of their own, the browser's first."""
+        browser_modules, agent_modules = load_in_background(
+            asyncio.get_running_loop(), (BROWSER_MODULES, AGENT_MODULES)
+        )
+        self.starting = {
+            "browser": asyncio.create_task(self.start_browser(browser_modules), name="start-browser"),
+            "extras": asyncio.create_task(self.start_extras(browser_modules), name="start-extras"),
+            "agent": asyncio.create_task(self.start_agent(session, agent_modules), name="start-agent"),
+            "modules": agent_modules,
+        }
+
+    async def start_browser(self, modules: asyncio.Future[None]) -> None:
+        await modules
+        browser = self.browser_session()
+        await browser.open()
+        with self.above_prompt():
+            self.console.print(self.browser_line())
+
+    async def start_extras(self, modules: asyncio.Future[None]) -> None:
+        await modules
+        await self.extra_servers().start()
+
+    async def start_agent(self, session: str, modules: asyncio.Future[None]) -> None:
+        """The model (looked for on this machine when none is configured), then the checkpointer, the
+        memory and the graph; then what the session was doing: its mode, its goal, a pending question."""
+        if self.llm is None:
+            self.llm = await asyncio.to_thread(detect_local)
+            with self.above_prompt():
+                if self.llm is None:
+                    show(
+                        self.console,
+                        Panel(escape(HOW_TO_CONFIGURE), title="Set up a model", border_style="warn"),
+                    )
+                else:
+                    self.console.print(f"[ok]Model[/ok]    {escape(self.llm.describe())}")
+            if self.llm is None:
+                return
+        await modules
+        from browser_copilot.agent.memory import open_memory
+        from browser_copilot.agent.runner import AgentRunner, compile_graph
+
+        saver = await self.stack.enter_async_context(open_checkpointer(self.settings))
+        memory = await self.stack.enter_async_context(open_memory(self.settings))
+        context = make_context(
+            self.settings,
+            llm=build_chat_model(self.settings, self.llm),
+            browser=self.browser_session(),
+            events=self.sink(session),
+            extras=self.extra_servers(),
+            memory=memory,
+        )
+        runner = AgentRunner(compile_graph(saver), context, session_id=session)
+        resumed, pending = await runner.values(), await runner.pending()
+        outcome = await runner.outcome() if pending is not None else None
+        self.runner = runner
+        if self.mode_chosen:
+            if pending is None:
+                await runner.remember({"mode": self.mode})
+        else:
+            self.mode = str(resumed.get("mode") or "command")
+        with self.above_prompt():
+            goal = resumed.get("current_goal")
+            if goal and not self.goal_told:
+                self.console.print(f"[ok]Session[/ok]  resuming {session}: {escape(str(goal)[:80])}")
+            if self.mode == "chat" and not self.mode_chosen:
+                self.console.print(CHAT_MODE)
+            if outcome is not None:
+                self.console.print("[notice]The agent is waiting for your answer:[/notice]")
+                render_outcome(self.console, outcome)
+
+    async def stop(self) -> None:
+        """Stop what is still starting, then close what started. A browser being launched is let come up
+        first (for at most LAUNCH_WAIT), so that it is closed rather than left running."""
+        starting = list(self.starting.values())
+        try:
+            browser = self.starting.get("browser")
+            if browser is not None and not browser.done() and self.browser and self.browser.endpoint is None:
+                await asyncio.wait([browser], timeout=LAUNCH_WAIT)
+            for task in starting:
+                task.cancel()
+            if starting:
+                await asyncio.wait(starting)
+        finally:
+            await self.stack.aclose()
+        for task in starting:  # retrieved: a failure was reported already, or the app is leaving anyway
+            if not task.cancelled():
+                task.exception()
+
+    async def wait_for(self, *parts: Part) -> bool:
+        """Wait until `parts` have started, under a status line that says what is awaited; False when
+        Ctrl+C stopped the wait (the start goes on). A part that failed to start raises its error."""
+        for part in parts:
+            started = self.starting.get(part)
+            if started is None:
+                continue
+            if not started.done():
+                waiting = asyncio.ensure_future(asyncio.shield(started))
+                self.turn = waiting
+                try:
+                    with self.console.status(WAITING[part]):
+                        await waiting
+                except asyncio.CancelledError:
+                    if asyncio.current_task() is not None and asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                        raise
+                    self.console.print(
+                        "[warn]Stopped waiting.[/warn] [muted]It goes on starting in the background; "
+                        "try again in a moment.[/muted]"
+                    )
+                    return False
+                finally:
+                    self.turn = None
+            started.result()
+        return True
+
+    def failed_start(self) -> BaseException | None:
+        """The error of the first part that failed to start, if one did."""
+        for started in self.starting.values():
+            if started.done() and not started.cancelled() and started.exception() is not None:
+                return started.exception()
+        return None
+
+    # ----- what the user sees -------------------------------------------------------------
+
+    def browser_line(self) -> str:
+        """What the open browser session is attached to (the banner's line, once it is known)."""
+        assert self.browser is not None and self.browser.endpoint is not None
+        endpoint = self.browser.endpoint
         how = {"configured": "attached", "devtools-active-port": "attached", "launched": "launched"}[
             endpoint.how
         ]
-        lines = [
-            f"[ok]Browser[/ok]  {how} at [url]{escape(endpoint.url)}[/url]"
-            + (f" ({escape(endpoint.browser)})" if endpoint.browser else "")
-        ]
+        return f"[ok]Browser[/ok]  {how} at [url]{escape(endpoint.url)}[/url]" + (
+            f" ({escape(endpoint.browser)})" if endpoint.browser else ""
+        )
+
+    def banner(self, session: str, goal: str | None) -> None:
+        lines = ["[muted]Browser[/muted]  starting in the background…"]
         lines.append(
             f"[ok]Model[/ok]    {escape(self.llm.describe())}"
             if self.llm
-            else "[warn]Model[/warn]    not configured"
+            else "[muted]Model[/muted]    not configured: looking for a local Ollama or LM Studio server…"
         )
-        if resumed and resumed.get("current_goal"):
-            lines.append(f"[ok]Session[/ok]  resuming {session}: {escape(str(resumed['current_goal'])[:80])}")
+        if goal:
+            lines.append(f"[ok]Session[/ok]  resuming {session}: {escape(goal[:80])}")
+            self.goal_told = True
         else:
             lines.append(f"[ok]Session[/ok]  {session}")
-        lines.append("[muted]/chat to talk to the agent, /help for commands, /quit to leave.[/muted]")
-        self.console.print(Panel("\n".join(lines), title=f"Browser Copilot {__version__}", expand=False))
-        if self.llm is None:
-            self.console.print(Panel(escape(HOW_TO_CONFIGURE), title="Set up a model", border_style="warn"))
+        lines.append(
+            "[muted]Type a task to give it to the agent, or /chat to talk to it; /help lists the "
+            "commands (Tab completes them), /quit leaves.[/muted]"
+        )
+        show(self.console, Panel("\n".join(lines), title=f"Browser Copilot {__version__}", expand=False))
+
+    @contextlib.contextmanager
+    def above_prompt(self) -> Iterator[None]:
+        """Print news that comes while the user may be typing (the browser attached, a model found)
+        without breaking the line being typed: above the prompt, which is drawn again with what was
+        typed so far. Away from the prompt, it prints as usual."""
+        reader = self.reader
+        if not self.at_prompt or reader is None:
+            yield
+            return
+        if reader.interactive:
+            typed = _typed_so_far()
+            self.console.file.write("\r\x1b[2K")
+            yield
+            self.console.file.write(reader.prompt + typed)
+            self.console.file.flush()
+        else:
+            self.console.print()
+            yield
+            self.console.print(self.prompt_markup, end="")
+
+    def notice(self, text: str) -> None:
+        with self.above_prompt():
+            self.console.print(f"[notice]{escape(text)}[/notice]")
 
     # ----- the loop -----------------------------------------------------------------------
 
@@ -120,33 +332,20 @@ class ChatApp:
         loop = asyncio.get_running_loop()
         session_id = session or await last_session(self.settings) or new_session_id()
         await remember_session(self.settings, session_id)
-        with self.console.status("Attaching to the browser…"):
-            browser = BrowserSession(
-                self.settings, notice=lambda t: self.console.print(f"[notice]{escape(t)}[/notice]")
-            )
-            await browser.open()
-        self.browser = browser
-        try:
-            self.extras = ExtraServers.from_settings(self.settings, notice=self.notice)
-            await self.extras.start()
-            self.llm = await asyncio.to_thread(resolve_llm, self.settings)
-            async with self.agent(browser, session_id) as runner:
-                self.runner = runner
-                resumed = await runner.values() if runner else None
-                self.mode = str((resumed or {}).get("mode") or "command")
-                self.banner(session_id, resumed)
-                if runner is not None and await runner.pending() is not None:
-                    self.console.print("[notice]The agent is waiting for your answer:[/notice]")
-                    render_outcome(self.console, await runner.outcome())
-                reader = LineReader(loop, history=self.settings.data_dir / "history", prompt=PROMPT)
-                with self.interrupts(loop):
-                    try:
-                        await self.read_loop(reader)
-                    finally:
-                        reader.save_history()
-        finally:
-            await self.extras.close()
-            await browser.close()
+        known = {s.session_id: s.goal for s in await list_sessions(self.settings)}
+        self.llm = resolve_llm(self.settings, detect=False)  # a configured one; no network before the prompt
+        self.banner(session_id, known.get(session_id))
+        reader = LineReader(
+            loop, history=self.settings.data_dir / "history", prompt=PROMPT, commands=COMMAND_WORDS
+        )
+        self.reader = reader
+        with self.interrupts(loop):
+            try:
+                self.start(session_id)
+                await self.read_loop(reader)
+            finally:
+                reader.save_history()
+                await self.stop()
         self.console.print("[muted]Bye.[/muted]")
         return 0
 
@@ -173,12 +372,14 @@ class ChatApp:
 
     async def read_loop(self, reader: LineReader) -> None:
         while True:
-            prompt = "[prompt]chat › [/prompt]" if self.mode == "chat" else f"[prompt]{PROMPT}[/prompt]"
+            self.prompt_markup = (
+                "[prompt]chat › [/prompt]" if self.mode == "chat" else f"[prompt]{PROMPT}[/prompt]"
+            )
             if reader.interactive:
                 reader.prompt = "chat › " if self.mode == "chat" else PROMPT
             else:
-                self.console.print(prompt, end="")
-            line = await reader.read(await self.runner.secret_asked() if self.runner else None)
+                self.console.print(self.prompt_markup, end="")
+            line = await self.read_line(reader)
             if line is None:
                 self.console.print()
                 return
@@ -188,17 +389,36 @@ class ChatApp:
             if await self.handle(text) is False:
                 return
 
+    async def read_line(self, reader: LineReader) -> str | None:
+        """The next line. A part that fails to start meanwhile ends the app with its error, as a failure
+        before the prompt did (the caller reports it, with its fix)."""
+        read = asyncio.ensure_future(reader.read(await self.runner.secret_asked() if self.runner else None))
+        self.at_prompt = True
+        try:
+            while not read.done():
+                if (failed := self.failed_start()) is not None:
+                    self.console.print()  # off the prompt's line
+                    raise failed
+                awaited: list[asyncio.Future[Any]] = [read]
+                awaited += [started for started in self.starting.values() if not started.done()]
+                await asyncio.wait(awaited, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            read.cancel()
+            raise
+        finally:
+            self.at_prompt = False
+        return read.result()
+
     async def handle(self, text: str) -> bool:
         """Run one input; False to quit."""
         if not text.startswith("/"):
+            if not await self.wait_for("agent"):
+                return True
             waiting = self.runner is not None and await self.runner.pending() is not None
             if self.mode == "chat" or waiting:
                 await self.ask(text)
             else:
-                self.console.print(
-                    "[warn]Not a command.[/warn] Type [bold]/chat[/bold] to talk to the agent, "
-                    "or [bold]/ask[/bold] TEXT for one message. /help lists the commands."
-                )
+                await self.offer(text)
             return True
         command, _, rest = text.partition(" ")
         if command in ("/yes", "/no"):
@@ -207,28 +427,35 @@ class ChatApp:
         if self.mode == "chat" and command != "/chat":
             await self.set_mode("command")
             if command == "/exit":
-                self.console.print("[notice]Left chat mode.[/notice]")
+                self.console.print("[notice]Left chat mode.[/notice] [muted]/chat goes back.[/muted]")
                 return True
+            if command not in ("/quit", "/q"):
+                self.console.print(
+                    "[notice]Left chat mode[/notice] [muted](any command leaves it): /chat goes back; a "
+                    "sentence typed now is offered to the agent first.[/muted]"
+                )
         if command in ("/quit", "/q"):
             return False
         if command == "/exit":
             self.console.print("[muted]Not in chat mode. /quit leaves the app.[/muted]")
         elif command == "/chat":
             await self.set_mode("chat")
-            self.console.print("[notice]Chat mode: every line goes to the agent. /exit leaves it.[/notice]")
+            self.console.print(CHAT_MODE)
         elif command == "/ask" and rest.strip():
             await self.ask(rest.strip())
         elif command == "/help":
-            self.console.print(HELP, markup=False)
+            render_help(self.console, COMMANDS, HELP_NOTES)
+        elif command == "/code":
+            self.code(rest.strip())
         elif command in ("/memory", "/forget"):
-            book = self.runner.context.memory if self.runner else None
-            await memory_command(self.console, book, command, rest)
+            await self.memory(command, rest)
         elif command == "/tabs":
             await self.show_tabs()
         elif command == "/tools":
-            render_tools(self.console, self.extras, await asyncio.to_thread(schema_tokens, self.extras))
+            await self.show_tools()
         elif command == "/plan":
-            render_plan(self.console, await self.runner.values() if self.runner else {})
+            if await self.wait_for("agent"):
+                render_plan(self.console, await self.runner.values() if self.runner else {})
         elif command == "/status":
             await self.show_status()
         elif command == "/new":
@@ -237,12 +464,61 @@ class ChatApp:
             self.console.print(f"[warn]Unknown command {escape(command)}.[/warn] Type /help for the list.")
         return True
 
+    async def offer(self, text: str) -> None:
+        """A sentence typed in command mode: offer to send it to the agent with one key."""
+        reader = self.reader
+        if reader is None or not reader.interactive:  # a script: no key to press, nothing guessed
+            self.console.print(
+                "[warn]Not a command.[/warn] Type [bold]/chat[/bold] to talk to the agent, "
+                "or [bold]/ask[/bold] TEXT for one message. /help lists the commands."
+            )
+            return
+        if self.runner is None:
+            await self.ask(text)  # says how to set up a model
+            return
+        self.console.print(
+            "[prompt]Send this to the agent?[/prompt] [bold]Enter[/bold] sends it · [bold]c[/bold] sends it "
+            "and stays in chat mode · [bold]Esc[/bold] keeps it here"
+        )
+        key = await reader.read_key()
+        if key is None:  # no key can be read here (the input ended, or no terminal)
+            self.console.print("[muted]Not sent.[/muted]")
+        elif key in ("enter", "y", "Y"):
+            await self.ask(text)
+        elif key in ("c", "C"):
+            await self.set_mode("chat")
+            self.console.print(CHAT_MODE)
+            await self.ask(text)
+        else:
+            self.console.print(
+                "[muted]Not sent. /ask TEXT sends one message, /chat sends every line; /help lists the "
+                "commands.[/muted]"
+            )
+
+    def code(self, arg: str) -> None:
+        """`/code`: show or hide each step's code; `/code N`: step N of the last task."""
+        if arg.isdigit():
+            if not self.printer.show_step(int(arg)):
+                self.console.print(f"[muted]The last task has no step {escape(arg)}.[/muted]")
+            return
+        self.printer.show_code = not self.printer.show_code
+        self.console.print(
+            "[notice]Each step now shows its code and result.[/notice] [muted]/code hides them.[/muted]"
+            if self.printer.show_code
+            else "[notice]Steps in plain words only.[/notice] [muted]/code shows the code again; "
+            "/code N shows step N.[/muted]"
+        )
+
     async def set_mode(self, mode: str) -> None:
         self.mode = mode
-        if self.runner is not None and await self.runner.pending() is None:
+        if self.runner is None:
+            self.mode_chosen = True  # written into the session once the agent has started
+        elif await self.runner.pending() is None:
             await self.runner.remember({"mode": mode})
 
     async def answer(self, word: str) -> None:
+        if not await self.wait_for("agent"):
+            return
         pending = await self.runner.pending() if self.runner else None
         if pending is None or pending.get("kind") != "confirm":
             self.console.print("[muted]Nothing is waiting for a /yes or /no.[/muted]")
@@ -250,13 +526,18 @@ class ChatApp:
         await self.ask(word)
 
     async def ask(self, text: str) -> None:
+        if not await self.wait_for("agent"):
+            return
         if self.runner is None:
-            self.console.print(
-                Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn")
+            show(
+                self.console,
+                Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn"),
             )
             return
+        if not await self.wait_for("browser", "extras"):  # the guard is installed before the first action
+            return
         started = time.monotonic()
-        self.printer.start(started)
+        self.printer.start(started, await self.runner.values())
         self.turn = asyncio.create_task(self.runner.send(text, mode=self.mode))
         try:
             with self.printer.live():
@@ -264,12 +545,15 @@ class ChatApp:
         except asyncio.CancelledError:
             if asyncio.current_task() is not None and asyncio.current_task().cancelling():  # type: ignore[union-attr]
                 raise
+            self.printer.interrupted()
             if self.printer.streamed:
-                self.console.print(Markdown(self.printer.streamed), style="muted")
+                show(self.console, Markdown(self.printer.streamed, style="muted"))
             self.console.print(
                 "[warn]Cancelled.[/warn] The browser and the session are intact; "
                 "a new message continues the same goal."
             )
+            goal = (await self.runner.values()).get("current_goal")
+            await remember_session(self.settings, self.runner.session_id, goal=goal or None)
             return
         except (BrowserError, McpError) as exc:
             self.console.print(f"[error]The browser is unavailable:[/error] {escape(str(exc))}")
@@ -307,10 +591,27 @@ class ChatApp:
             )
             self.console.print(f"[muted]Error snapshot: {shot} and {page}[/muted]")
 
-    def notice(self, text: str) -> None:
-        self.console.print(f"[notice]{escape(text)}[/notice]")
+    async def memory(self, command: str, rest: str) -> None:
+        """`/memory`, `/forget N`."""
+        if not await self.wait_for("agent", "modules"):
+            return
+        from browser_copilot.ui.memory import memory_command
+
+        book = self.runner.context.memory if self.runner else None
+        await memory_command(self.console, book, command, rest)
+
+    async def show_tools(self) -> None:
+        if not await self.wait_for("extras", "modules"):
+            return
+        from browser_copilot.extras.budget import schema_tokens
+        from browser_copilot.ui.tools_view import render_tools
+
+        extras = self.extra_servers()
+        render_tools(self.console, extras, await asyncio.to_thread(schema_tokens, extras))
 
     async def show_tabs(self) -> None:
+        if not await self.wait_for("browser"):
+            return
         assert self.browser is not None
         for tab in await self.browser.tabs():
             marker = "*" if tab.current else " "
@@ -319,6 +620,8 @@ class ChatApp:
             )
 
     async def show_status(self) -> None:
+        if not await self.wait_for("browser", "extras", "agent"):
+            return
         assert self.browser is not None
         values = await self.runner.values() if self.runner else {}
         render_status(
@@ -332,6 +635,8 @@ class ChatApp:
         )
 
     async def new_session(self) -> None:
+        if not await self.wait_for("agent"):
+            return
         if self.runner is None:
             self.console.print("[muted]No model configured: there is no session to renew.[/muted]")
             return
@@ -355,6 +660,15 @@ async def run_chat(
         return await ChatApp(settings, console).run(session)
     finally:
         _restore_terminal(fd, saved)
+
+
+def _typed_so_far() -> str:
+    """What the user has typed on the prompt's line (readline's buffer)."""
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline
+        return ""
+    return readline.get_line_buffer()
 
 
 def _terminal_state(fd: int | None) -> Any:
