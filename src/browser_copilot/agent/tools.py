@@ -6,11 +6,8 @@ working-state updates, questions to the user, dialogs, tabs and a full-page obse
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
-from functools import cache
-from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from browser_copilot.agent.memory_tools import MEMORY_TOOLS
 from browser_copilot.agent.state import FINAL_PLAN_ITEM, Fact, Progress
+from browser_copilot.agent.wordlists import word_pattern
 
 
 # Tool names are the class names, hence snake_case.
@@ -134,18 +132,9 @@ _DOM = re.compile(r"<\s*/?\s*[a-z][a-z0-9-]*[\s>/]|data-bc-|querySelector|xpath=
 _NUMBER_REF = re.compile(r"\[\s*\d+\s*\]|\bel\(\s*\d+\s*\)|\belement\s*#?\s*\d+\b|№\s*\d+", re.IGNORECASE)
 
 
-@cache
 def _answering() -> re.Pattern[str]:
     """The words that make a plan item the answer to the user, in many languages (`plan_words.json`)."""
-    data = json.loads(resources.files(__package__).joinpath("plan_words.json").read_text("utf-8"))
-
-    def word(w: str) -> str:
-        stem = re.escape(w.removesuffix("*")).replace(r"\ ", r"\s+")
-        return stem + (r"\w*" if w.endswith("*") else "")
-
-    spaced = "|".join(word(w) for words in data["spaced"].values() for w in words)
-    unspaced = "|".join(re.escape(w) for w in data["unspaced"])
-    return re.compile(rf"(?<!\w)(?:{spaced})(?!\w)|{unspaced}", re.IGNORECASE)
+    return word_pattern("plan_words.json")
 
 
 def check_fact(item: FactItem) -> Fact:

@@ -19,27 +19,24 @@ from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import FEEDBACK_PREFIX, current_request, feedback, last_ai
 from browser_copilot.agent.nodes.agent import at_limit
 from browser_copilot.agent.state import AgentState
+from browser_copilot.agent.wordlists import word_pattern
 
 Next = Literal["quality_evaluator", "agent"]
 
-_CLAIMS_SUCCESS = re.compile(
-    r"\b(done|completed|finished|succeeded|successfully|submitted|sent|placed|booked|saved|deleted|"
-    r"removed|paid|ordered|purchased|bought|published|posted|added|created|updated|confirmed|cancell?ed|"
-    r"transferred|uploaded|registered)\b|"
-    r"готово|выполнен|отправлен|оформлен|сделано|удал[её]н|оплачен|добавлен|сохран[её]н|опубликован",
-    re.IGNORECASE,
-)
-_ADMITS_FAILURE = re.compile(
-    r"\b(could ?n[o']t|can ?n[o']t|unable|failed|did not|didn't|not able|blocked|stopped)\b|"
-    r"не удалось|не получилось|не смог|ошибк",
-    re.IGNORECASE,
-)
-_COMMITS = re.compile(
-    r"^\s*(place|pay|buy|purchase|order|check ?out|book|reserve|delete|remove|send|submit|publish|post|"
-    r"transfer|confirm|subscribe|unsubscribe|register|apply|cancel|complete)\b|"
-    r"^\s*(оформ|оплат|куп|закаж|заказ|удал|отправ|опублик|заброн|подтверд|перевед|перевест)",
-    re.IGNORECASE,
-)
+
+# The answer's and the plan's words, in many languages (agent/outcome_words.json).
+def _claims_success(text: str) -> bool:
+    return bool(word_pattern("outcome_words.json", "claims_success").search(text))
+
+
+def admits_failure(text: str) -> bool:
+    return bool(word_pattern("outcome_words.json", "admits_failure").search(text))
+
+
+def _commits(text: str) -> re.Match[str] | None:
+    return word_pattern("outcome_words.json", "commits").search(text)
+
+
 _WORD = re.compile(r"\w{3,}")
 _COMMON = {"the", "and", "for", "you", "your", "with", "from", "this", "that", "into", "now", "all"}
 _QUOTED = re.compile(r'"([^"]*)"')
@@ -79,13 +76,15 @@ def uncommitted(state: AgentState) -> list[str]:
     plan = state.get("plan") or []
     progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
     settled = set(progress["done"]) | set(progress["blocked"])
-    ran = [(_words(t), bool(_COMMITS.search(t))) for t in ran_targets(state)]
+    ran = [(_words(t), bool(_commits(t))) for t in ran_targets(state)]
     missing = []
     for index, step in enumerate(plan[:-1], start=1):
-        if index in settled or not _COMMITS.search(step):
+        found = _commits(step) if index not in settled else None
+        if found is None:
             continue
         words = _words(step)
-        verb = next(iter(_words(step.split()[0])), "")
+        # The committing word, wherever the language puts it ("Place the order", "Bestellung aufgeben").
+        verb = found.group(0).lower()[:5]
         if not any(verb in target or (commits and words & target) for target, commits in ran):
             missing.append(step)
     return missing
@@ -97,10 +96,10 @@ def objections(state: AgentState, answer: str) -> list[Objection]:
         told = "Your answer is empty. Tell the user what you did and what you found."
         return [Objection(told, "the answer is empty")]
     found: list[Objection] = []
-    admits = bool(_ADMITS_FAILURE.search(answer))
+    admits = admits_failure(answer)
     actions = state.get("actions") or []
     last = next((a for a in reversed(actions) if a["acting"]), None)
-    if last and not last["ok"] and _CLAIMS_SUCCESS.search(answer) and not admits:
+    if last and not last["ok"] and _claims_success(answer) and not admits:
         target = last["target"][:80]
         found.append(
             Objection(
@@ -138,7 +137,7 @@ def closed_by(state: AgentState, answer: str, doubts: list[str]) -> dict[str, ob
     the app doubts it (then they stay open and the summary shows them)."""
     plan = state.get("plan") or []
     progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
-    if not plan or doubts or _ADMITS_FAILURE.search(answer):
+    if not plan or doubts or admits_failure(answer):
         return {}
     settled = set(progress["done"]) | set(progress["blocked"])
     done = sorted({*progress["done"], *(i for i in range(1, len(plan)) if i not in settled)})

@@ -22,6 +22,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import close_calls, current_request, last_ai, pending_calls
 from browser_copilot.agent.state import ActionRecord, AgentState, StopReason
+from browser_copilot.agent.wordlists import word_pattern
 from browser_copilot.browser.guarded import targets
 from browser_copilot.events import Event
 
@@ -38,13 +39,6 @@ _WHY: dict[StopReason, str] = {
 
 _FILLED = {"textbox", "searchbox", "combobox", "spinbutton", "textarea"}
 _TICKED = {"checkbox", "radio", "switch"}
-_SUBMITS = re.compile(
-    r"^(next|continue|submit|send|save|confirm|apply|register|sign up|sign in|log ?in|search|finish|done|"
-    r"place order|pay|book|далее|продолжить|отправить|сохранить|подтвердить|войти|найти|готово)\b|"
-    r"\b(submit|send|next|continue)\b",
-    re.IGNORECASE,
-)
-_ADDS = re.compile(r"^\s*add\b|\badd to (cart|basket|bag)\b|добавить|в корзину", re.IGNORECASE)
 _PIECE = re.compile(r'^(?:([a-z]+) )?"(.+)"$')
 _KEYS = {"enter", "numpadenter"}
 _STATEMENT = re.compile(r"[;\n]")
@@ -81,9 +75,9 @@ def _kind(piece: str, typed: set[str]) -> tuple[str, str] | None:
         return "filled", f"“{name}”"
     if role in _TICKED:
         return "ticked", f"“{name}”"
-    if _ADDS.search(name):
+    if word_pattern("outcome_words.json", "adds").search(name):
         return "added", f"“{name}”"
-    if _SUBMITS.search(name):
+    if word_pattern("outcome_words.json", "submits").search(name):
         return "submitted", f"“{name}”"
     return "clicked", f"“{name}”"
 
