@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import itertools
 import json
 import logging
 import re
@@ -43,6 +42,7 @@ from browser_copilot.config import Settings
 from browser_copilot.errors import NetworkPolicyDown
 from browser_copilot.safety.addresses import url_commits
 from browser_copilot.sandbox.box import MODEL_CODE_URL
+from browser_copilot.sandbox.cdp import CdpConnection, CdpError
 
 log = logging.getLogger(__name__)
 
@@ -339,23 +339,23 @@ _WAIT_FOR_INITIATOR = 0.5
 _KEPT_INITIATORS = 4096
 
 
-class CdpError(Exception):
-    """A DevTools command failed or the connection closed before it answered."""
-
-
 EventHandler = Callable[[str, dict[str, Any], str | None], Awaitable[None]]
 
 
-class _Connection:
-    """One DevTools WebSocket (flat sessions): commands with answers, commands without, and events."""
+class _Connection(CdpConnection):
+    """The guard's DevTools connection: its events go to the guard; Runtime events are skipped and
+    Network events read as text only (they are many)."""
 
-    def __init__(self, http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self._http = http
-        self._ws = ws
-        self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._reader: asyncio.Task[None] | None = None
-        self.closed = asyncio.Event()
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        ws: aiohttp.ClientWebSocketResponse,
+        on_event: EventHandler,
+        on_network: Callable[[str], None] | None,
+    ) -> None:
+        super().__init__(http, ws)
+        self._on_event = on_event
+        self._on_network = on_network
 
     @classmethod
     async def open(
@@ -366,101 +366,22 @@ class _Connection:
         on_network: Callable[[str], None] | None = None,
         timeout: float = 10.0,
     ) -> _Connection:
-        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
-        connected = False
-        try:
-            url = endpoint
-            if endpoint.startswith(("http://", "https://")):
-                async with http.get(endpoint.rstrip("/") + "/json/version") as answer:
-                    version = await answer.json(content_type=None)
-                url = str(version["webSocketDebuggerUrl"])
-            ws = await http.ws_connect(url, max_msg_size=0, timeout=aiohttp.ClientWSTimeout(ws_close=2.0))
-            connected = True
-        finally:
-            if not connected:  # failed or cancelled: the HTTP session goes too, the error goes on
-                await http.close()
-        connection = cls(http, ws)
-        connection._reader = asyncio.create_task(connection._read(on_event, on_network), name="network-guard")
+        http, ws = await cls.connect(endpoint, timeout)
+        connection = cls(http, ws, on_event, on_network)
+        connection._start("network-guard")
         return connection
 
-    async def _read(self, on_event: EventHandler, on_network: Callable[[str], None] | None) -> None:
-        try:
-            async for message in self._ws:
-                if message.type != aiohttp.WSMsgType.TEXT or message.data.startswith(_RUNTIME_EVENT):
-                    continue
-                if message.data.startswith(_NETWORK_EVENT):
-                    if on_network is not None:  # read as text, never parsed whole (they are many)
-                        on_network(message.data)
-                    continue
-                data = json.loads(message.data)
-                if "id" in data:
-                    future = self._pending.pop(int(data["id"]), None)
-                    if future is not None and not future.done():
-                        future.set_result(data)
-                    elif "error" in data:
-                        log.debug("network guard: %s", data["error"])
-                    continue
-                try:
-                    await on_event(str(data.get("method")), data.get("params") or {}, data.get("sessionId"))
-                except Exception:  # the background task's top: one bad event must not stop the guard
-                    log.exception("network guard: handling %s failed", data.get("method"))
-        finally:
-            self.closed.set()
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(CdpError("the DevTools connection closed"))
-            self._pending.clear()
+    def _skip(self, text: str) -> bool:
+        if text.startswith(_RUNTIME_EVENT):
+            return True
+        if text.startswith(_NETWORK_EVENT):
+            if self._on_network is not None:
+                self._on_network(text)
+            return True
+        return False
 
-    async def send(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        session: str | None = None,
-        *,
-        timeout: float = 10,
-    ) -> dict[str, Any]:
-        if self.closed.is_set():
-            raise CdpError("the DevTools connection is closed")
-        ident = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[ident] = future
-        try:
-            await self._ws.send_str(self._message(ident, method, params, session))
-            answer = await asyncio.wait_for(future, timeout)
-        except (aiohttp.ClientError, ConnectionError, RuntimeError) as exc:
-            raise CdpError(f"{method}: {exc}") from exc
-        except TimeoutError:
-            raise CdpError(f"{method}: no answer in {timeout:.0f}s") from None
-        finally:
-            self._pending.pop(ident, None)
-        if "error" in answer:
-            raise CdpError(f"{method}: {answer['error'].get('message')}")
-        result: dict[str, Any] = answer.get("result") or {}
-        return result
-
-    async def post(
-        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
-    ) -> None:
-        """Send without waiting for the answer (used while handling events, in the reader)."""
-        if self.closed.is_set():
-            return
-        with contextlib.suppress(aiohttp.ClientError, ConnectionError, RuntimeError):
-            await self._ws.send_str(self._message(next(self._ids), method, params, session))
-
-    @staticmethod
-    def _message(ident: int, method: str, params: dict[str, Any] | None, session: str | None) -> str:
-        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
-        if session is not None:
-            message["sessionId"] = session
-        return json.dumps(message)
-
-    async def close(self) -> None:
-        with contextlib.suppress(aiohttp.ClientError, ConnectionError, RuntimeError):
-            await self._ws.close()
-        if self._reader is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-        await self._http.close()
+    async def _event(self, method: str, params: dict[str, Any], session: str | None) -> None:
+        await self._on_event(method, params, session)
 
 
 # ----- the guard --------------------------------------------------------------------------------

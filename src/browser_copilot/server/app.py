@@ -33,6 +33,7 @@ from langchain_core.language_models import BaseChatModel
 from browser_copilot.agent.nodes.human_in_loop import is_yes
 from browser_copilot.agent.runner import new_session_id
 from browser_copilot.config import Settings
+from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.auth import ORIGINS, SIGN_IN, SignIn, gate, own_origins, security_headers
 from browser_copilot.server.commands import (
     COMMANDS,
@@ -43,7 +44,7 @@ from browser_copilot.server.commands import (
     tabs_reply,
 )
 from browser_copilot.server.hub import VERSION, dumps, outgoing
-from browser_copilot.server.live import CdpError, Frame, Viewer
+from browser_copilot.server.live import Frame, Viewer
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.server.sessions import Session, SessionManager
 from browser_copilot.server.tools import tools_reply

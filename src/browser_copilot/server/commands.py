@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.hub import VERSION
-from browser_copilot.server.live import CdpError
 from browser_copilot.server.sessions import Session, SessionManager
 
 COMMANDS = (

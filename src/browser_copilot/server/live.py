@@ -23,7 +23,6 @@ import asyncio
 import base64
 import contextlib
 import hashlib
-import itertools
 import json
 import logging
 import time
@@ -33,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+
+from browser_copilot.sandbox.cdp import CdpConnection, CdpError
 
 log = logging.getLogger(__name__)
 
@@ -97,116 +98,36 @@ _MODIFIERS = {"alt": 1, "ctrl": 2, "meta": 4, "shift": 8}
 _PAGE_CHANGED = frozenset({"Page.frameNavigated", "Page.loadEventFired", "Page.domContentEventFired"})
 
 
-class CdpError(Exception):
-    """A DevTools command failed, or the connection closed before it answered."""
-
-
 Handler = Callable[[str, dict[str, Any]], None]
 
 
-class Cdp:
-    """One browser-level DevTools WebSocket with flat sessions: commands (`send`, `post`) and events,
-    dispatched to a handler per session (`handlers[session id]`, `""` for the browser's own)."""
+class Cdp(CdpConnection):
+    """The live view's own browser-level DevTools connection: events are dispatched to a handler per
+    session (`handlers[session id]`, `""` for the browser's own); the watched tabs' console messages and
+    execution contexts are skipped unread."""
 
     _SKIPPED = '{"method":"Runtime.'
     _KEPT = '{"method":"Runtime.bindingCalled"'
 
     def __init__(self, http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse, endpoint: str):
+        super().__init__(http, ws)
         self.endpoint = endpoint
-        self._http = http
-        self._ws = ws
-        self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.handlers: dict[str, Handler] = {}
-        self.closed = asyncio.Event()
-        self._reader = asyncio.create_task(self._read(), name="live-view-cdp")
 
     @classmethod
     async def open(cls, endpoint: str, *, timeout: float = 10.0) -> Cdp:
-        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
-        try:
-            url = endpoint
-            if endpoint.startswith(("http://", "https://")):
-                async with http.get(endpoint.rstrip("/") + "/json/version") as answer:
-                    url = str((await answer.json(content_type=None))["webSocketDebuggerUrl"])
-            ws = await http.ws_connect(url, max_msg_size=0, timeout=aiohttp.ClientWSTimeout(ws_close=2.0))
-        except BaseException:
-            await http.close()
-            raise
-        return cls(http, ws, endpoint)
+        http, ws = await cls.connect(endpoint, timeout)
+        cdp = cls(http, ws, endpoint)
+        cdp._start("live-view-cdp")
+        return cdp
 
-    async def _read(self) -> None:
-        try:
-            async for message in self._ws:
-                if message.type != aiohttp.WSMsgType.TEXT:
-                    continue
-                text: str = message.data
-                if text.startswith(self._SKIPPED) and not text.startswith(self._KEPT):
-                    continue  # console messages and execution contexts of watched tabs: not needed
-                data = json.loads(text)
-                if "id" in data:
-                    future = self._pending.pop(int(data["id"]), None)
-                    if future is not None and not future.done():
-                        future.set_result(data)
-                    continue
-                handler = self.handlers.get(str(data.get("sessionId") or ""))
-                if handler is None:
-                    continue
-                try:
-                    handler(str(data.get("method")), data.get("params") or {})
-                except Exception:  # the reader's top: one bad event must not end the live view
-                    log.exception("live view: handling %s failed", data.get("method"))
-        finally:
-            self.closed.set()
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(CdpError("the DevTools connection closed"))
-            self._pending.clear()
+    def _skip(self, text: str) -> bool:
+        return text.startswith(self._SKIPPED) and not text.startswith(self._KEPT)
 
-    async def send(
-        self, method: str, params: dict[str, Any] | None = None, session: str = "", *, timeout: float = 10.0
-    ) -> dict[str, Any]:
-        if self.closed.is_set():
-            raise CdpError("the DevTools connection is closed")
-        ident = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[ident] = future
-        try:
-            await self._ws.send_str(self._message(ident, method, params, session))
-            answer = await asyncio.wait_for(future, timeout)
-        except (aiohttp.ClientError, ConnectionError, RuntimeError) as exc:
-            raise CdpError(f"{method}: {exc}") from exc
-        except TimeoutError:
-            raise CdpError(f"{method}: no answer in {timeout:.0f}s") from None
-        finally:
-            self._pending.pop(ident, None)
-        if "error" in answer:
-            raise CdpError(f"{method}: {answer['error'].get('message')}")
-        result: dict[str, Any] = answer.get("result") or {}
-        return result
-
-    def post(self, method: str, params: dict[str, Any] | None = None, session: str = "") -> None:
-        """Send without waiting for the answer (acknowledgements, from an event handler)."""
-        if self.closed.is_set():
-            return
-        task = asyncio.ensure_future(
-            self._ws.send_str(self._message(next(self._ids), method, params, session))
-        )
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())
-
-    @staticmethod
-    def _message(ident: int, method: str, params: dict[str, Any] | None, session: str) -> str:
-        message: dict[str, Any] = {"id": ident, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        return json.dumps(message)
-
-    async def close(self) -> None:
-        with contextlib.suppress(aiohttp.ClientError, ConnectionError, RuntimeError):
-            await self._ws.close()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
-        await self._http.close()
+    async def _event(self, method: str, params: dict[str, Any], session: str | None) -> None:
+        handler = self.handlers.get(session or "")
+        if handler is not None:
+            handler(method, params)
 
 
 @dataclass(frozen=True)
@@ -413,7 +334,7 @@ class Stream:
         height = float(meta.get("deviceHeight") or self.height)
         self.width, self.height = width, height
         if self._waiting is not None:  # a newer frame replaces the one waiting: the older is skipped
-            self.cdp.post("Page.screencastFrameAck", {"sessionId": self._waiting[1]}, self.session)
+            self.cdp.post_soon("Page.screencastFrameAck", {"sessionId": self._waiting[1]}, self.session)
         frame = Frame(base64.b64decode(str(params.get("data", ""))), width, height)
         self._waiting = (frame, int(params.get("sessionId", 0)))
         wait = self._next_send - time.monotonic()
@@ -430,7 +351,7 @@ class Stream:
             return
         (frame, number), self._waiting = self._waiting, None
         self._deliver(frame)
-        self.cdp.post("Page.screencastFrameAck", {"sessionId": number}, self.session)
+        self.cdp.post_soon("Page.screencastFrameAck", {"sessionId": number}, self.session)
 
     def watching(self) -> dict[str, Any]:
         return {"kind": "live", "state": "watching", "url": self.url, "title": self.title}

@@ -50,8 +50,9 @@ from browser_copilot.events import Event, fan_out
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.logs import StepEventLog
 from browser_copilot.metrics import Metrics
+from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.hub import VERSION, Hub, for_owner, outgoing
-from browser_copilot.server.live import CdpError, LiveView, Viewer
+from browser_copilot.server.live import LiveView, Viewer
 
 log = logging.getLogger(__name__)
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
