@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import statistics
@@ -42,6 +43,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -313,6 +315,23 @@ def corpus(only: str | None) -> tuple[dict[str, str], list[tuple[str, str, str]]
     return roots, pages, skipped
 
 
+@contextlib.asynccontextmanager
+async def served(roots: dict[str, str], prefix: str) -> AsyncIterator[tuple[str, BrowserSession]]:
+    """The corpus served on 127.0.0.1 (its base URL) and a session over a headless browser of its own."""
+    MultiRoot.roots = roots
+    server = ThreadingHTTPServer(("127.0.0.1", 0), MultiRoot)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with bench_browser(prefix) as (browser, work):
+            settings = load_settings(
+                None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
+            )
+            async with BrowserSession(settings) as session:
+                yield f"http://127.0.0.1:{server.server_address[1]}", session
+    finally:
+        server.shutdown()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -320,23 +339,12 @@ async def main() -> None:
     parser.add_argument("--only", choices=["testbed", "docs"])
     args = parser.parse_args()
     roots, pages, skipped = corpus(args.only)
-    MultiRoot.roots = roots
-    server = ThreadingHTTPServer(("127.0.0.1", 0), MultiRoot)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
     rows: list[tuple[str, str, dict[str, Any]]] = []
     floors: list[float] = []
-    try:
-        with bench_browser("bc-bench-obs-") as (browser, work):
-            settings = load_settings(
-                None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
-            )
-            async with BrowserSession(settings) as session:
-                for package, key, page in pages:
-                    rows.append((package, page, await measure(session, f"{base}/{key}/{page}")))
-                    floors.append(await floor_ms(session))
-    finally:
-        server.shutdown()
+    async with served(roots, "bc-bench-obs-") as (base, session):
+        for package, key, page in pages:
+            rows.append((package, page, await measure(session, f"{base}/{key}/{page}")))
+            floors.append(await floor_ms(session))
     load = os.getloadavg()[0]
 
     header = (

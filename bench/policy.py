@@ -29,9 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -143,43 +141,30 @@ async def judge_per_action() -> tuple[int, int, list[str]]:
     """Observed actions on ordinary pages, and how many of them the pre-flight would send to the judge."""
     from browser_copilot.browser.guarded import guarded_code, preflight_checks
     from browser_copilot.browser.observation import observe
-    from browser_copilot.browser.session import BrowserSession
-    from common import bench_browser
-    from observation import MultiRoot, corpus
+    from observation import corpus, served
 
     roots, pages, _ = corpus(None)
     pages = [p for p in pages if p[0] != "testbed" or p[2] in ORDINARY]
-    MultiRoot.roots = roots
-    server = ThreadingHTTPServer(("127.0.0.1", 0), MultiRoot)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
     actions = judged = 0
     lines: list[str] = []
-    try:
-        with bench_browser("bc-bench-policy-") as (browser, work):
-            settings = load_settings(
-                None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
-            )
-            async with BrowserSession(settings) as session:
-                for _package, key, page in pages:
-                    await session.goto(f"{base}/{key}/{page}")
-                    observation = await observe(session, full=True)
-                    numbers = [e.n for e in observation.elements if e.role in ACTION_ROLES]
-                    if not numbers:
-                        continue
-                    # Named as clicks (the pre-flight reads the code), never run: `if (false)`.
-                    clicks = "; ".join(f"await el({n}).click()" for n in numbers)
-                    code = f"async (page) => {{ if (false) {{ {clicks} }} }}"
-                    frames = {str(k): v for k, v in observation.frames_by_number().items()}
-                    result = await session.run_code(guarded_code(code, frames))
-                    checks = preflight_checks(result) or []
-                    asked = [c for c in checks if c["verdict"].get("judge")]
-                    actions += len(numbers)
-                    judged += len(asked)
-                    names = ", ".join(sorted({str(c["facts"].get("name"))[:24] for c in asked}))[:80]
-                    lines.append(f"{page[:28]:<28} {len(numbers):>7} {len(asked):>6}  {names}")
-    finally:
-        server.shutdown()
+    async with served(roots, "bc-bench-policy-") as (base, session):
+        for _package, key, page in pages:
+            await session.goto(f"{base}/{key}/{page}")
+            observation = await observe(session, full=True)
+            numbers = [e.n for e in observation.elements if e.role in ACTION_ROLES]
+            if not numbers:
+                continue
+            # Named as clicks (the pre-flight reads the code), never run: `if (false)`.
+            clicks = "; ".join(f"await el({n}).click()" for n in numbers)
+            code = f"async (page) => {{ if (false) {{ {clicks} }} }}"
+            frames = {str(k): v for k, v in observation.frames_by_number().items()}
+            result = await session.run_code(guarded_code(code, frames))
+            checks = preflight_checks(result) or []
+            asked = [c for c in checks if c["verdict"].get("judge")]
+            actions += len(numbers)
+            judged += len(asked)
+            names = ", ".join(sorted({str(c["facts"].get("name"))[:24] for c in asked}))[:80]
+            lines.append(f"{page[:28]:<28} {len(numbers):>7} {len(asked):>6}  {names}")
     return actions, judged, lines
 
 

@@ -204,17 +204,21 @@ def test_the_chat_prompt_comes_first_and_a_browser_that_cannot_start_ends_it_wit
     assert_nothing_left(tmp_path / "data")
 
 
-def test_leaving_while_the_browser_is_being_launched_closes_it(
-    tmp_path: Path, chromium_executable: Path
-) -> None:
-    env = app_env(
+def launching_env(tmp_path: Path, chromium_executable: Path) -> dict[str, str]:
+    """Nothing answers at the endpoint, so the app launches a headless browser of its own."""
+    return app_env(
         tmp_path / "data",
         CDP_ENDPOINT="http://127.0.0.1:9",
         BROWSER_AUTO_LAUNCH="true",
         BROWSER_EXECUTABLE=str(chromium_executable),
         BROWSER_HEADLESS="true",
     )
-    app = App(env=env)
+
+
+def test_leaving_while_the_browser_is_being_launched_closes_it(
+    tmp_path: Path, chromium_executable: Path
+) -> None:
+    app = App(env=launching_env(tmp_path, chromium_executable))
     try:
         app.wait_for("Launching", after=app.wait_for("› "))
         app.send("/quit")  # while the launch is under way: it is let finish, then closed
@@ -254,14 +258,7 @@ def test_sigterm_shuts_down_gracefully_and_leaves_the_users_browser(
 def test_sigterm_or_a_closed_terminal_closes_a_browser_the_app_launched(
     tmp_path: Path, chromium_executable: Path, sig: signal.Signals
 ) -> None:
-    env = app_env(
-        tmp_path / "data",
-        CDP_ENDPOINT="http://127.0.0.1:9",
-        BROWSER_AUTO_LAUNCH="true",
-        BROWSER_EXECUTABLE=str(chromium_executable),
-        BROWSER_HEADLESS="true",
-    )
-    app = App(env=env)
+    app = App(env=launching_env(tmp_path, chromium_executable))
     try:
         app.wait_for("launched at", after=app.wait_for("› "))
         assert pids_mentioning(str(tmp_path / "data" / "profile"))
