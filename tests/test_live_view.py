@@ -238,8 +238,11 @@ async def test_a_session_card_is_running_while_it_runs_and_a_reload_keeps_the_pe
     assert await page.eval_on_selector_all(".card", "(cards) => cards.length") == 1
     assert "Email Alice about lunch" in await page.inner_text("#messages")
     await until(page, "document.getElementById('plan').innerText.includes('Write to Alice')")
+    # Words for the agent go with the answer: the card allows, and the rest reaches the model.
+    await page.get_by_label("A note for the agent with your answer").fill("and tell me when it went out")
     await page.get_by_role("button", name="Allow once").click()
     await until(page, "document.querySelector('.message.final') !== null")
+    assert 'The user also said: \\"and tell me when it went out\\"' in json.dumps(llm.requests[-1])
     await until(page, "document.querySelector('.session[aria-current] .badge').textContent === 'Idle'")
     assert await agent_page(browser_session, "window.__sent ?? 0") == 1
     # What the session cost, from the usage of its model calls (the scripted model says 110 a call).

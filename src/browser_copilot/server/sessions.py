@@ -86,7 +86,8 @@ NO_PROOF = (
 )
 NOT_SHOWN = (
     "an approval must answer the card shown in the tab that asked (its nonce): this one does not, "
-    "so nothing was approved and the card still waits; allow it in that tab, or refuse it"
+    "so nothing was approved and the card still waits; allow it with the card's Allow once button in "
+    "that tab (a note for the agent can go with it), or refuse it"
 )
 NOT_OWNER = "Only the browser tab that gave this session its task can click and type in its page."
 AGENT_ACTS = (

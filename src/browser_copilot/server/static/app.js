@@ -549,6 +549,9 @@
     const nonce = typeof payload.nonce === 'string' && payload.nonce ? payload.nonce : null;
     const allow = el('button', { type: 'button', class: 'allow primary', disabled: !nonce }, 'Allow once');
     const refuse = el('button', { type: 'button', class: 'refuse danger' }, 'Refuse');
+    // Words for the agent that go with the answer ("but first tell me the total", "use cash instead").
+    const note = el('input', { type: 'text', class: 'card-note', maxlength: '500',
+      placeholder: 'Add a note for the agent (optional)', 'aria-label': 'A note for the agent with your answer' });
     const result = el('p', { class: 'card-result', role: 'status' });
     if (!nonce) {
       result.textContent = 'Only the tab you asked from can allow this (or, after a restart of the server, nobody: refuse it and ask again).';
@@ -557,12 +560,15 @@
       el('h3', { id: titleId, text: `Confirm: ${str(card.category || 'action')}` }),
       el('p', { class: 'question', text: payload.question }),
       rows,
+      note,
       el('div', { class: 'actions' }, allow, refuse),
       result);
     const answer = (word, label, extra) => {
-      if (send(word, extra)) {
+      const said = note.value.replace(/\s+/g, ' ').trim();
+      if (send(said ? `${word} ${said}` : word, extra)) {
         allow.disabled = true;
         refuse.disabled = true;
+        note.disabled = true;
         box.classList.add('answered');
         result.textContent = label;
       }
@@ -571,6 +577,7 @@
       box.classList.remove('answered');
       allow.disabled = !nonce;
       refuse.disabled = false;
+      note.disabled = false;
       result.textContent = '';
     };
     // Only a person's click (or key) allows: a click a script makes in this page is not trusted.
