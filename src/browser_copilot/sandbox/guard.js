@@ -301,7 +301,9 @@
       if (clean(value, 80)) values.push([type === 'radio' ? field.name || label : label, clean(value, 80)]);
     }
     const amount = MONEY_CATEGORIES.has(verdict.category) ? facts.amount : null;
-    return { values: values.slice(0, 12), amount, count: facts.count, details: commitmentOf(el, verdict) };
+    // Only a target that may become a card has its commitment read (the pre-flight checks every target).
+    const details = verdict.destructive || verdict.judge ? commitmentOf(el, verdict) : [];
+    return { values: values.slice(0, 12), amount, count: facts.count, details };
   };
 
   const windows = () => {
