@@ -397,6 +397,9 @@ async def test_a_real_page_on_another_origin_cannot_drive_the_server(
     )
     assert opened.ok, opened.error
     assert f"bc_session_{served.server.port}" in opened.value
+    # The web page makes its own first session when it finds none: wait for it before leaving the page, or
+    # its POST lands after `before` is read (seen in CI) and looks like the attack's.
+    await async_wait_until(lambda: served.manager.sessions, what="the web page's own first session")
     await browser_session.goto(pages.url("index.html"))
     before = set(served.manager.sessions)
     attack = """async (page) => await page.evaluate(async ([ws, post]) => {
