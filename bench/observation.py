@@ -6,9 +6,12 @@ sqlite3-doc, cppreference-doc-en-html, python-django-doc, apache2-doc, libjs-jqu
 on 127.0.0.1, in one run and one browser:
   tokens     exact o200k tokens of what the model reads: our observation message (default view) vs the
              text `browser_snapshot` returns for the same page; "full": our full-page observation
-  ms         our extraction (one code call), median of 3 repeated observations of the same document,
-             vs `browser_snapshot`, median of 3; "first": the first observation of a new document
-             (it also puts the extractor into the document); "page": the extraction's own time in the page
+  ms         our extraction (one code call), median of 3 repeated observations of the same unchanged
+             document (the page's half reuses its last extraction), vs `browser_snapshot`, median of 3;
+             "chg": median of 3 observations each after a change of the DOM (an attribute of <body>
+             set by a code call before it: the page is extracted again); "first": the first observation
+             of a new document (it also puts the extractor into the document); "page": the extraction's
+             own time in the page (after a change)
   coverage   share of the page's interactive elements in Playwright's aria snapshot (whole page) that
              our observation lists, matched by role and name (a select's listed options count as its
              options): "cover" for the whole-page observation, "view" for the default view
@@ -25,10 +28,11 @@ The last line is the summary others script against:
 median_token_ratio=... coverage=... actionable=... median_extract_ms=... median_tokens=...
 fidelity_sentences=... fidelity_numbers=... view_coverage=... app_view_coverage=... app_token_ratio=...
 app_median_extract_ms=... first_extract_ms=... median_page_ms=... call_floor_ms=... loadavg=...
-doc_full_token_ratio=...
+doc_full_token_ratio=... changed_extract_ms=... app_changed_extract_ms=... doc_full_coverage=...
 (fidelity pooled over all pages' sentences and numbers; median_tokens: our default observation;
 coverage and view_coverage pooled over all pages' aria elements; app_* over the app pages;
-doc_full_token_ratio: median of our full-page tokens / snapshot tokens on long documents)
+doc_full_token_ratio: median of our full-page tokens / snapshot tokens on long documents, and
+doc_full_coverage their pooled full-page coverage; *changed_extract_ms: the "chg" medians)
 """
 
 from __future__ import annotations
@@ -169,12 +173,13 @@ _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 def listed(ours: Observation) -> list[tuple[str, str]]:
     """(role, name) of what the observation names: its elements (a folded list only by the names its
-    line shows), and the options a select lists and its chosen value."""
+    line shows: all in full-page mode, the first three otherwise; rows alike by their template and
+    row lines), and the options a select lists and its chosen value."""
     folds = {f.id: f for f in ours.folds}
     found: list[tuple[str, str]] = []
     shown: dict[int, int] = {}
     for e in ours.elements:
-        if e.fold in folds:
+        if e.fold in folds and not ours.full:
             shown[e.fold] = shown.get(e.fold, 0) + 1
             if shown[e.fold] > 3:
                 continue
@@ -250,14 +255,20 @@ async def floor_ms(session: BrowserSession) -> float:
 async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
     await session.goto(url)
     first = await observe(session)
-    ours_ms, peer_ms, page_ms = [], [], []
+    ours_ms, peer_ms = [], []
     observation = first
     for _ in range(3):
         observation = await observe(session)
         ours_ms.append(observation.extract_ms)
-        page_ms.append(observation.page_ms)
         peer_text, elapsed = await snapshot(session)
         peer_ms.append(elapsed)
+    changed_ms, page_ms = [], []
+    for mark in range(3):
+        change = f"document.body.setAttribute('data-bench', '{mark}')"
+        await session.run_code(f"async (page) => {{ await page.evaluate(() => {change}) }}")
+        changed = await observe(session)
+        changed_ms.append(changed.extract_ms)
+        page_ms.append(changed.page_ms)
     ours_text = str(observation_message(to_state(observation)).content)
     full = await observe(session, full=True)
     full_text = str(observation_message(to_state(full)).content)
@@ -283,6 +294,7 @@ async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
         "actionable": act,
         "ours_ms": statistics.median(ours_ms),
         "first_ms": first.extract_ms,
+        "changed_ms": statistics.median(changed_ms),
         "page_ms": statistics.median(page_ms),
         "peer_ms": statistics.median(peer_ms),
         "elements": len(view.elements),
@@ -349,8 +361,8 @@ async def main() -> None:
 
     header = (
         f"{'source':<26} {'page':<28} {'snapshot':>8} {'ours':>5} {'ratio':>6} {'full':>5} "
-        f"{'cover':>6} {'view':>6} {'act':>5} {'ours ms':>8} {'first':>6} {'page':>5} {'snap ms':>8} "
-        f"{'sent':>5} {'nums':>5}"
+        f"{'cover':>6} {'view':>6} {'act':>5} {'ours ms':>8} {'chg':>5} {'first':>6} {'page':>5} "
+        f"{'snap ms':>8} {'sent':>5} {'nums':>5}"
     )
     print(header)
     print("-" * len(header))
@@ -358,7 +370,8 @@ async def main() -> None:
         print(
             f"{package:<26} {page[:28]:<28} {r['peer_tokens']:>8} {r['ours_tokens']:>5} {r['ratio']:>6.3f} "
             f"{r['full_tokens']:>5} {r['coverage']:>6.3f} {r['view_coverage']:>6.3f} {r['actionable']:>5.2f} "
-            f"{r['ours_ms']:>8.1f} {r['first_ms']:>6.1f} {r['page_ms']:>5.1f} {r['peer_ms']:>8.1f} "
+            f"{r['ours_ms']:>8.1f} {r['changed_ms']:>5.1f} {r['first_ms']:>6.1f} {r['page_ms']:>5.1f} "
+            f"{r['peer_ms']:>8.1f} "
             f"{r['sent']:>5.2f} {r['nums']:>5.2f}"
         )
     if skipped:
@@ -393,7 +406,8 @@ async def main() -> None:
                 f"(default view {cover('view_coverage', subset):.3f}), "
                 f"fidelity sentences {pooled('sent_found', 'sent_total', subset):.3f} "
                 f"numbers {pooled('num_found', 'num_total', subset):.3f}, "
-                f"median extraction {med('ours_ms', subset):.1f} ms (first in a document "
+                f"median extraction {med('ours_ms', subset):.1f} ms (after a change "
+                f"{med('changed_ms', subset):.1f}, first in a document "
                 f"{med('first_ms', subset):.1f}, in the page {med('page_ms', subset):.1f}) "
                 f"vs snapshot {med('peer_ms', subset):.1f} ms"
             )
@@ -413,7 +427,10 @@ async def main() -> None:
         f"app_token_ratio={med('ratio', apps):.3f} app_median_extract_ms={med('ours_ms', apps):.1f} "
         f"first_extract_ms={med('first_ms', results):.1f} median_page_ms={med('page_ms', results):.1f} "
         f"call_floor_ms={statistics.median(floors):.1f} loadavg={load:.2f} "
-        f"doc_full_token_ratio={med('full_ratio', long_docs):.3f}"
+        f"doc_full_token_ratio={med('full_ratio', long_docs):.3f} "
+        f"changed_extract_ms={med('changed_ms', results):.1f} "
+        f"app_changed_extract_ms={med('changed_ms', apps):.1f} "
+        f"doc_full_coverage={cover('coverage', long_docs):.3f}"
     )
 
 

@@ -6,9 +6,11 @@
 // removed, so a number is valid for one observation only. Same-origin iframes and open shadow roots are
 // walked; cross-origin frames are counted. Secret values (passwords, OTPs, card data) are masked.
 // The default view lists the elements of the viewport and of one more screen below it, and the whole of
-// the focused form and of an open modal; elements are numbered region by region (above the viewport,
-// in it, below it), so the observation marks each region once. In full-page mode every element is
-// listed, and long runs of links outside that window are folded into one line per list (`folds`).
+// the focused form and of an open modal, then up to MAX_FAR more of the next screens; elements are
+// numbered region by region (above the viewport, in it, below it), so the observation marks each region
+// once. In full-page mode every element is listed. Long runs of links outside that window are folded
+// into one line per list (`folds`), and each element in a table row, list item or card says which
+// (`row`), so that rows alike are one line each (observation.py).
 // The outline keeps the page's words: text is grouped by the block that lays it out (links and
 // buttons stay inside their sentence), repeated items (cards, list items, table rows) are one line
 // each, and every cut says how much it left out. Elements that something covers are marked by
@@ -22,6 +24,9 @@
   const LINE_MAX = full ? TEXT_BUDGET : opts.lineMax || 450;
   const ITEM_MAX = 300;
   const MAX_ELEMENTS = full ? 6000 : opts.maxElements || 150;
+  // Past the default window, the default view lists this many more, up to FAR_BOTTOM (compactly: see
+  // `folds` and `row`).
+  const MAX_FAR = full ? 0 : opts.maxFar === undefined ? 150 : opts.maxFar;
   // A select's options: the first few (all of them up to a point in full-page mode), with the count.
   const MAX_OPTIONS = full ? 40 : opts.maxOptions || 6;
   // Full-page mode folds a run of at least this many links of one list outside the default window.
@@ -31,6 +36,9 @@
   const vh = top.innerHeight;
   // The default window: the viewport and one more screen below it.
   const WINDOW_BOTTOM = vh * 2;
+  // Past it, the default view lists up to MAX_FAR elements down to this far (and as far up).
+  const FAR_BOTTOM = vh * (opts.farScreens || 4);
+  const FAR_ABOVE = FAR_BOTTOM - vh;
 
   // Numbers: a node that keeps its number keeps its stamp (no DOM write, nothing for the page's own
   // observers to react to); the previous observation's other stamps are removed at the end (unstamp).
@@ -266,7 +274,8 @@
     else if (y + r.height <= 0) region = 'above';
     else if (y >= vh) region = 'below';
     const near = region === 'view' || (region === 'below' && y < WINDOW_BOTTOM);
-    candidates.push({ el, target, role, chain: chain.slice(), inView: region === 'view', region, near, r });
+    const reach = near || (region === 'below' && y < FAR_BOTTOM) || (region === 'above' && y + r.height > -FAR_ABOVE);
+    candidates.push({ el, target, role, chain: chain.slice(), inView: region === 'view', region, near, reach, r });
   };
 
   // ---- Outline: text grouped by the block that lays it out ----------------------------------------
@@ -403,14 +412,22 @@
       return walker.currentNode;
     };
     let node = walker.currentNode.nodeType === 1 ? walker.currentNode : walker.nextNode();
+    // Default view: a table row or list item wholly above or below the viewport has no text for the
+    // outline (its elements are still considered); one measurement instead of one per cell.
+    let off = null;
     while (node) {
       if (node.nodeType === 3) {
-        addTextNode(node, dy);
+        if (off && !off.contains(node)) off = null;
+        if (!off) addTextNode(node, dy);
         node = walker.nextNode();
         continue;
       }
       const el = node;
       if (SKIP.has(el.tagName)) { node = past(); continue; }
+      if (!full && !off && (el.tagName === 'TR' || el.tagName === 'LI')) {
+        const r = el.getBoundingClientRect();
+        if (r.top + dy >= vh || r.bottom + dy <= 0) off = el;
+      }
       consider(el, chain, dx, dy);
       const tag = el.tagName;
       if (tag === 'BR') addBreak(el);
@@ -419,7 +436,7 @@
         const inf = info(el);
         if (!inf.skip && inf.owner === seg.block) seg.text += ' ' + el.alt + ' ';
       }
-      if (el.shadowRoot) walk(el.shadowRoot, chain, dx, dy);
+      if (el.shadowRoot) { deep = true; walk(el.shadowRoot, chain, dx, dy); }
       if (tag === 'IFRAME' || tag === 'FRAME') {
         let inner = null;
         try { inner = el.contentDocument; } catch (e) { inner = null; }
@@ -427,6 +444,7 @@
         const onScreen = full || (r.top + dy + r.height > 0 && r.top + dy < WINDOW_BOTTOM);
         if (inner && inner.documentElement && onScreen && visible(el)) {
           frameSeq += 1;
+          deep = true;
           stamp(el, 'data-bc-frame', String(frameSeq));
           seg = null;
           walk(inner.documentElement, chain.concat([frameSeq]), dx + r.left + el.clientLeft, dy + r.top + el.clientTop);
@@ -439,7 +457,10 @@
     }
   };
 
+  // Whether a shadow root or a frame was walked (observer.js does not reuse such a page's extraction).
+  let deep = false;
   walk(document.documentElement, [], 0, 0);
+  top.__bcDeep = deep;
   joinDefinitions();
 
   // ---- What covers what: overlays, the open modal -------------------------------------------------
@@ -541,8 +562,10 @@
   // observation names each region once; within a region in document order.
   const RANK = { above: 0, view: 1, below: 2, side: 3 };
   const kept = [];
+  let far = 0;
   for (const c of candidates) {
     if (full || c.near || (modalBox && modalBox.contains(c.el)) || (focusForm && focusForm.contains(c.el))) kept.push(c);
+    else if (c.reach && far < MAX_FAR) { far += 1; c.far = true; kept.push(c); }
     else if (c.region === 'side') counts.side += 1;
     else counts[c.region === 'above' ? 'above' : 'below'] += 1;
   }
@@ -605,17 +628,18 @@
     }
   }
 
-  // Full-page mode: a long run of links of one list (a table of contents, a footer, "see also") outside
-  // the default window is one line: its numbers (each still works as el(N)), count, list and first names.
+  // A long run of links of one list (a table of contents, a footer, "see also") outside the default
+  // window (in the default view: past it) is one line: its numbers (each still works as el(N)), count,
+  // list and names. Not a run of links all named alike ("Details" in each row): those are rows.
   const folds = [];
-  if (full) {
+  {
     const LISTS = 'ul, ol, nav, menu, dl, table, aside, footer, [role=list], [role=navigation], [role=menu], [role=tree]';
     const listOf = (el) => {
       let found = null;
       for (let n = el.closest(LISTS); n; n = n.parentElement && n.parentElement.closest(LISTS)) found = n;
       return found;
     };
-    const foldable = (i) => elements[i].role === 'link' && !nodes[i].near && !elements[i].behind;
+    const foldable = (i) => elements[i].role === 'link' && (full ? !nodes[i].near : !!nodes[i].far) && !elements[i].behind;
     let i = 0;
     while (i < elements.length) {
       if (!foldable(i)) { i += 1; continue; }
@@ -623,7 +647,7 @@
       let j = i + 1;
       while (list && j < elements.length && foldable(j) && elements[j].region === elements[i].region
         && listOf(nodes[j].el) === list) j += 1;
-      if (list && j - i >= FOLD_MIN) {
+      if (list && j - i >= FOLD_MIN && elements.slice(i + 1, j).some((e) => e.name !== elements[i].name)) {
         const id = folds.length + 1;
         for (let k = i; k < j; k += 1) elements[k].fold = id;
         const WORDS = { NAV: 'navigation', ASIDE: 'sidebar', FOOTER: 'footer', TABLE: 'table' };
@@ -758,6 +782,19 @@
       elements[group[g]].context = context;
     }
   }
+  // The row (table row, list item, card) of each element whose row some element names by `context`:
+  // the observation writes rows alike as one line each.
+  const rowIds = new Map();
+  const named = new Set();
+  for (let i = 0; i < elements.length; i += 1) {
+    if (elements[i].behind || elements[i].fold) continue;
+    const row = rowOf(nodes[i].target);
+    if (!row) continue;
+    if (!rowIds.has(row)) rowIds.set(row, rowIds.size + 1);
+    nodes[i].row = rowIds.get(row);
+    if (elements[i].context) named.add(nodes[i].row);
+  }
+  for (let i = 0; i < elements.length; i += 1) if (named.has(nodes[i].row)) elements[i].row = nodes[i].row;
   const CAPTCHA_FRAME = 'iframe[src*="recaptcha" i], iframe[src*="hcaptcha" i], iframe[src*="challenges.cloudflare.com" i],'
     + ' iframe[title*="captcha" i], iframe[title*="challenge" i], .g-recaptcha, .h-captcha, .cf-turnstile, [data-sitekey]';
   const captcha = !!document.querySelector(CAPTCHA_FRAME)

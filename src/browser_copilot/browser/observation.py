@@ -65,7 +65,10 @@ class Element:
     behind: bool = False
     """It is the page behind an open modal (which covers it): counted in one line, not listed."""
     fold: int = 0
-    """Full-page mode: the folded link list it belongs to (`Fold.id`), listed as one line with the others."""
+    """The folded link list it belongs to (`Fold.id`), listed as one line with the others."""
+    row: int = 0
+    """The table row, list item or card it is in, when an element of that row has a `context`: rows
+    alike (the same controls, named alike but for the row's first cell) are written one line each."""
 
     def render(self, *, context: bool = True) -> str:
         line = f"[{self.n}] {self.role}"
@@ -138,6 +141,8 @@ class Observation:
     """Full-page mode: long link lists outside the default window, one line each (see `Fold`)."""
     page_ms: float = 0.0
     """The extraction's own time in the page (settle and banner included), without the code call."""
+    reused: bool = False
+    """Nothing the extraction depends on changed since the last observation: its result was reused."""
 
     @property
     def fingerprint(self) -> str:
@@ -233,49 +238,47 @@ class Observation:
 
     def _elements(self) -> list[str]:
         """The element list: each region named once, the elements of one row on one line (the row
-        named once), each folded link list on one line."""
+        named once), three or more rows alike as one template and a line per row, each folded link
+        list on one line."""
         front = [el for el in self.elements if not el.behind]
         if not front:
             return ["Elements: none visible" + (" in front" if self.elements else "")]
         folds = {f.id: f for f in self.folds}
         lines: list[str] = []
-        row: list[Element] = []
-
-        def end_row() -> None:
-            if row:
-                lines.append(" · ".join(e.render(context=False) for e in row) + f" in «{row[0].context}»")
-                row.clear()
-
         region: str = "view"
         hint = True
-        for el in front:
-            if el.region != region:
-                end_row()
-                region = el.region
+        for unit in _runs(_units(front)):
+            first = unit[0][0]
+            if first.region != region:
+                region = first.region
                 lines.append(REGION_MARKS[region])
-            fold = folds.get(el.fold)
-            if fold is None:
-                if not (row and el.context == row[0].context):
-                    end_row()
-                if el.context:
-                    row.append(el)
-                else:
-                    lines.append(el.render())
+            if len(unit) >= ROWS_MIN:
+                lines.extend(_rows(unit))
                 continue
-            end_row()
-            if el.n != fold.first:
+            row = unit[0]
+            fold = folds.get(first.fold)
+            if fold is None:
+                label = next((e.context for e in row if e.context), "")
+                if len(row) == 1 or not label:
+                    lines.extend(e.render() for e in row)
+                else:
+                    lines.append(" · ".join(e.render(context=False) for e in row) + f" in «{label}»")
+                continue
+            if first.n != fold.first:
                 continue
             names = [e.name for e in front if e.fold == fold.id]
-            shown = ", ".join(_short(name, 30) for name in names[:3] if name)
-            line = f"[{fold.first}-{fold.last}] {len(names)} links in «{fold.label}»: {shown}, …"
+            line = f"[{fold.first}-{fold.last}] {len(names)} links in «{fold.label}»: " + _fold_names(
+                names, fold.first, every=self.full
+            )
             if hint:
                 line += (
-                    f" (folded: el(N) works for each; after await el({fold.first}).scrollIntoViewIfNeeded()"
-                    " the next observation lists them)"
+                    " (folded: el(N) works for each)"
+                    if self.full
+                    else f" (folded: el(N) works for each; after await el({fold.first})"
+                    ".scrollIntoViewIfNeeded() the next observation lists them)"
                 )
                 hint = False
             lines.append(line)
-        end_row()
         return lines
 
     def _behind(self) -> list[str]:
@@ -286,6 +289,86 @@ class Observation:
             "(covered: close or answer it first)."
             for cover, count in counts.items()
         ]
+
+
+ROWS_MIN = 3
+"""Rows alike written as one template and a line per row: from this many in a run."""
+
+
+def _units(front: list[Element]) -> list[list[Element]]:
+    """The elements in order, those of one row together (a row is named by its elements' context)."""
+    units: list[list[Element]] = []
+    for el in front:
+        last = units[-1] if units else None
+        same_row = el.row and not el.fold and last and last[0].row == el.row
+        # Elements in one context, whatever their boxes ("Syntax" · "Examples" in «SELECT»).
+        same_context = el.context and last and last[-1].context == el.context
+        if last and (same_row or same_context) and last[0].region == el.region:
+            last.append(el)
+        else:
+            units.append([el])
+    return units
+
+
+def _template(row: list[Element]) -> tuple[str, str] | None:
+    """(the row's label, its elements with the label's cells as "…" and numbers as n, n+1...), or
+    None when the row cannot be written so (no label, not numbered in a run, folded)."""
+    label = next((e.context for e in row if e.context), "")
+    if not label or any(e.fold for e in row) or any(e.n != row[0].n + i for i, e in enumerate(row)):
+        return None
+    cells = sorted({re.sub(r" #\d+$", "", cell) for cell in label.split(" · ")}, key=len, reverse=True)
+    parts = []
+    for i, e in enumerate(row):
+        text = e.render(context=False).split("] ", 1)[1]
+        for cell in cells:
+            if len(cell) > 2:
+                text = text.replace(cell, "…")
+        parts.append(f"[n{'+' + str(i) if i else ''}] {text}")
+    return label, " · ".join(parts)
+
+
+def _runs(units: list[list[Element]]) -> list[list[list[Element]]]:
+    """Consecutive rows alike (the same template, numbered in one run, in one region) grouped."""
+    runs: list[list[list[Element]]] = []
+    shape: str | None = None
+    for unit in units:
+        template = _template(unit)
+        last = runs[-1] if runs else None
+        if (
+            last
+            and template is not None
+            and template[1] == shape
+            and unit[0].region == last[-1][0].region
+            and unit[0].n == last[-1][-1].n + 1
+        ):
+            last.append(unit)
+            continue
+        runs.append([unit])
+        shape = template[1] if template else None
+    return [run for group in runs for run in ([group] if len(group) >= ROWS_MIN else [[u] for u in group])]
+
+
+def _rows(run: list[list[Element]]) -> list[str]:
+    """Rows alike: the template once, then a line per row, `[n] row`, n its first element's number.
+    (No other figure of the app's own: the answer check reads page figures from this text.)"""
+    template = _template(run[0])
+    assert template is not None
+    note = " (… stands for the row's words)" if "…" in template[1] else ""
+    lines = [f"Rows alike{note}, each {template[1]}:"]
+    for unit in run:
+        row = _template(unit)
+        lines.append(f"[{unit[0].n}] {row[0] if row else ''}")
+    return lines
+
+
+def _fold_names(names: list[str], first: int, *, every: bool) -> str:
+    """A folded list's names: all of them, numbered every fifth (full page), or the first three."""
+    if not every:
+        return ", ".join(_short(name, 30) for name in names[:3] if name) + ", …"
+    return " · ".join(
+        (f"[{first + i}] " if i % 5 == 0 and i else "") + _short(name or "(no name)", 40)
+        for i, name in enumerate(names)
+    )
 
 
 def _short(text: str, limit: int) -> str:
@@ -314,18 +397,30 @@ def _install() -> tuple[str, str]:
     return version, body
 
 
+SEND_SOURCE = "__bcSendSource"
+"""What an observation sent without the page's half answers when its browser context has not kept it."""
+
+
 def observation_code(
-    *, full: bool = False, screenshot: bool = False, settle: bool = False, banners: bool = True, **extra: int
+    *,
+    full: bool = False,
+    screenshot: bool = False,
+    settle: bool = False,
+    banners: bool = True,
+    source: bool = True,
+    **extra: int,
 ) -> str:
     """The code of one observation (see observe.js): settle, close a consent banner, extract.
-    `extra` sets the extractor's budgets (textBudget, maxElements, maxOptions, foldMin...)."""
+    `extra` sets the extractor's budgets (textBudget, maxElements, maxOptions, foldMin...).
+    Without `source` the page's half (~50 kB) is not sent: the browser context keeps it from the last
+    call that sent it, and the code answers `SEND_SOURCE` when it has not."""
     opts = json.dumps({"full": full, "screenshot": screenshot, "settle": settle, "banners": banners, **extra})
     version, install = _install()
     return (
         script_source("browser_copilot.browser", "observe.js")
         .replace("__OPTS__", opts)
         .replace("__VERSION__", json.dumps(version))
-        .replace("__INSTALL__", json.dumps(install))
+        .replace("__INSTALL__", json.dumps(install) if source else "null")
     )
 
 
@@ -348,6 +443,7 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
             frame=tuple(int(f) for f in e.get("frame", [])),
             region=cast(Region, e.get("region") if e.get("region") in REGION_MARKS else "view"),
             fold=int(e.get("fold", 0)),
+            row=int(e.get("row", 0)),
             context=mask_for_model(str(e.get("context", ""))),
             covered=str(e.get("covered", "")),
             behind=bool(e.get("behind", False)),
@@ -376,6 +472,7 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
             for f in data.get("folds") or []
         ],
         page_ms=float(data.get("page_ms") or 0.0),
+        reused=bool(data.get("reused", False)),
         downloads=[
             {k: str(d.get(k, "")) for k in ("name", "url", "state", "path")}
             for d in data.get("downloads", [])
@@ -392,8 +489,11 @@ async def observe(
     banner is closed by rejecting it.
     """
     started = time.perf_counter()
-    code = observation_code(full=full, screenshot=screenshot, settle=settle)
+    code = observation_code(full=full, screenshot=screenshot, settle=settle, source=False)
     result = await session.run_code(code, idempotent=True)
+    if result.ok and result.value == SEND_SOURCE:
+        code = observation_code(full=full, screenshot=screenshot, settle=settle)
+        result = await session.run_code(code, idempotent=True)
     elapsed = (time.perf_counter() - started) * 1000
     dialog = parse_dialog(result)
     if dialog is not None:

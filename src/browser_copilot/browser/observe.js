@@ -1,8 +1,9 @@
-// One observation, run by the framework through the code tool. __OPTS__, __VERSION__ and __INSTALL__ are
-// filled in by observation.py. The page's half (observer.js: settle, close a blocking consent banner by
-// rejecting, never accepting, extract) lives in Playwright's utility world of the document, put there
-// once per document (while a new document of the tab loads, or by its first observation); each
-// observation is then one short call. Then tabs, downloads and the optional screenshot.
+// One observation, run by the framework through the code tool. __OPTS__, __VERSION__ and __INSTALL__ (the
+// page's half, or null when the browser context should have kept it) are filled in by observation.py.
+// The page's half (observer.js: settle, close a blocking consent banner by rejecting, never accepting,
+// extract) lives in Playwright's utility world of the document, put there once per document (while a
+// new document of the tab loads, or by its first observation); each observation is then one short
+// call. Then tabs, downloads and the optional screenshot.
 async (page) => {
   const opts = __OPTS__;
   const context = page.context();
@@ -24,9 +25,16 @@ async (page) => {
 
   // The page's half, called in the utility world. A new document of this tab gets it while it loads, off
   // the next observation's path; one that still lacks it says so, and gets it with the call.
+  // Its source (~50 kB) comes with the code only when this browser context has not kept it yet.
+  const version = __VERSION__;
+  let source = __INSTALL__;
+  if (source === null) {
+    if (!context.__bcSource || context.__bcSource.version !== version) return '__bcSendSource';
+    source = context.__bcSource.source;
+  } else context.__bcSource = { version, source };
   const inWorld = (expression) => page.evaluate(expression, undefined, { world: 'utility' });
-  const have = `globalThis.__bcObserver && __bcObserver.version === ${JSON.stringify(__VERSION__)}`;
-  const install = `if (!(${have})) {\n${__INSTALL__}\n}`;
+  const have = `globalThis.__bcObserver && __bcObserver.version === ${JSON.stringify(version)}`;
+  const install = `if (!(${have})) {\n${source}\n}`;
   if (!page.__bcDocs) {
     const docs = { seen: 1, served: 0, install };
     page.__bcDocs = docs;

@@ -43,11 +43,51 @@ globalThis.__bcObserver = {
     this.watcher.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
   },
 
+  // What the last extraction knew, reused while nothing it depends on changed: `gen` counts every change
+  // since (an element added, removed or restyled, text edited, typing, focus, scrolling, pointer moves,
+  // a resource or font loaded, a transition or animation); the reuse also checks the URL, the viewport,
+  // the scroll position, the focused element, the listed fields' values (a script can set them without
+  // an event) and that no animation runs. Pages whose frames or shadow roots were walked are always
+  // extracted again (their changes are not seen from here). The app's own stamps and marks are not changes.
+  gen: 0,
+  tracker: null,
+  last: null,
+  track() {
+    if (this.tracker) return;
+    const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
+      : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
+    const bump = () => { this.gen += 1; };
+    this.tracker = new MutationObserver((records) => { if (!records.every(ours)) bump(); });
+    this.tracker.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    for (const type of ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'pointerover', 'pointerout',
+      'load', 'error', 'toggle', 'transitionrun', 'transitionend', 'animationstart', 'animationend', 'popstate', 'hashchange']) {
+      addEventListener(type, bump, { capture: true, passive: true });
+    }
+    if (document.fonts) document.fonts.addEventListener('loadingdone', bump);
+  },
+  // The state a reuse must find unchanged, besides `gen`.
+  state(opts) {
+    const fields = [];
+    for (const el of (window.__bcMarked || [])) {
+      if (!el.isConnected) return null;
+      if (el.tagName === 'SELECT') fields.push(el.selectedIndex);
+      else if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') fields.push(el.value, el.checked);
+    }
+    return JSON.stringify([opts, location.href, innerWidth, innerHeight, scrollX, scrollY, fields]);
+  },
+  reusable(opts) {
+    const last = this.last;
+    return !!last && last.gen === this.gen && last.active === document.activeElement
+      && !(document.getAnimations && document.getAnimations().length) && last.state === this.state(opts);
+  },
+
   // Settle (after actions), close a consent banner in the way by rejecting it (banner.js: it looks for a
-  // candidate first, cheaply, and chooses only when there is one), then extract; one call. Returned as
-  // JSON text: Playwright's own serializer walks a large object several times slower.
+  // candidate first, cheaply, and chooses only when there is one), then extract (or reuse the last
+  // extraction: see `gen`); one call. Returned as JSON text: Playwright's own serializer walks a large
+  // object several times slower.
   async observe(opts) {
     const started = performance.now();
+    this.track();
     if (opts.settle) await this.settle(800);
     let banner = null;
     if (opts.banners && !this.quiet) {
@@ -55,7 +95,13 @@ globalThis.__bcObserver = {
       if (banner) await this.settle(500);
       else this.watch();
     }
-    const data = this.extract(opts);
+    let data;
+    if (!banner && this.reusable(opts)) data = { ...this.last.data, reused: true };
+    else {
+      data = this.extract(opts);
+      this.last = window.__bcDeep ? null
+        : { data, gen: this.gen, active: document.activeElement, state: this.state(opts) };
+    }
     data.banner = banner;
     data.page_ms = Math.round((performance.now() - started) * 10) / 10;
     return JSON.stringify(data);
