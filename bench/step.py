@@ -12,28 +12,42 @@ typing, pauses before clicks, the same-site navigation gap, the per-site action 
 Also the tool schemas every model call carries (F60), in o200k tokens: the built-in tools alone, and
 with the two extra MCP servers the tests use (the pinned server-filesystem and the FastMCP notes server).
 
+Where a step's time goes (without pacing), per phase, median ms per step: the code call that acts
+(guard, browser action, MCP), the observation call (settle, extraction, MCP), the model call (scripted,
+through LangChain), checkpoint writes, event narration (plain_steps) and the rest (graph routing, nodes,
+prompt assembly, checks, state). Timed from the outside: a `BrowserSession`, model, checkpointer and
+event sink that time their calls. Then the same actions once more outside the agent, each as raw code
+and as guarded code, and the observation with and without its settle wait: what the guard and the
+settle add.
+
 Usage: uv run python bench/step.py [--steps N] [--rounds N] [--pacing both|off|human]
 The last line: step_median_ms=... step_p90_ms=... mcp_call_ms=... raw_cdp_ms=... overhead_ratio=...
 prompt_tokens_median=... prompt_prefix_share=... step_median_ms_human=... step_p90_ms_human=...
-tool_schema_tokens=... tool_schema_tokens_servers=...
+tool_schema_tokens=... tool_schema_tokens_servers=... act_ms=... observe_ms=... model_ms=...
+checkpoint_ms=... events_ms=... graph_ms=... guard_ms=... settle_ms=... runtime_install_ms=...
 (step_* without pacing, *_human with it; a mode not run is left out; tool_schema_tokens_servers is
-built-in plus the two servers)
+built-in plus the two servers; act_ms...graph_ms: the phases, median per step without pacing; guard_ms:
+guarded minus raw code call for the same action, median; settle_ms: observation with minus without settle;
+runtime_install_ms: a guarded call in a new document minus the next one there)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import itertools
 import json
 import statistics
 import sys
 import time
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import websockets
+from langchain_core.messages import BaseMessageChunk
 from langgraph.checkpoint.memory import InMemorySaver
 
 from common import bench_browser
@@ -46,16 +60,103 @@ from tests.support.pages import PageServer  # noqa: E402
 from tests.support.scripted_model import ScriptedModel, code, say  # noqa: E402
 
 from browser_copilot.agent.context import AgentContext, Limits  # noqa: E402
+from browser_copilot.agent.conversation import to_state  # noqa: E402
 from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E402
+from browser_copilot.browser.guarded import guarded_code  # noqa: E402
 from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
+from browser_copilot.browser.observation import observe, wrap_model_code  # noqa: E402
 from browser_copilot.browser.pacing import Pacing  # noqa: E402
+from browser_copilot.browser.results import CodeResult  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
-from browser_copilot.events import EventLog  # noqa: E402
+from browser_copilot.events import Event, EventLog  # noqa: E402
 from browser_copilot.extras.budget import SchemaTokens, schema_tokens  # noqa: E402
 from browser_copilot.extras.config import parse_servers  # noqa: E402
 from browser_copilot.extras.servers import ExtraServers  # noqa: E402
 from browser_copilot.llm.tokens import count_tokens  # noqa: E402
+from browser_copilot.plain_steps import NarratedSink  # noqa: E402
+
+PHASES = {
+    "act": "act: the guarded code call (guard, browser, MCP)",
+    "observe": "observe: the observation call (settle, extraction, MCP)",
+    "model": "model call (scripted, through LangChain)",
+    "checkpoint": "checkpoint writes (in memory)",
+    "events": "events: plain_steps narration and the sink",
+    "graph": "the rest: graph routing, nodes, prompt, checks, state",
+}
+
+
+class Spans:
+    """Timed calls, each stamped with the wall clock at its end (as `Event.at` is)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, str, float]] = []
+
+    def add(self, phase: str, started: float) -> None:
+        self.spans.append((time.time(), phase, (time.perf_counter() - started) * 1000))
+
+    def per_step(self, stamps: list[float]) -> list[dict[str, float]]:
+        """Each phase's time in each step (between two tool calls); the rest is `graph`."""
+        steps = []
+        for a, b in itertools.pairwise(stamps):
+            phases = collections.Counter({name: 0.0 for name in PHASES})
+            for at, phase, ms in self.spans:
+                if a < at <= b:
+                    phases[phase] += ms
+            phases["graph"] = max(0.0, (b - a) * 1000 - sum(phases.values()))
+            steps.append(dict(phases))
+        return steps
+
+
+SPANS = Spans()
+
+
+class TimedSession(BrowserSession):
+    """The browser session, its code calls timed: the guarded ones act, the others observe."""
+
+    async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
+        started = time.perf_counter()
+        try:
+            return await super().run_code(code, timeout=timeout, idempotent=idempotent)
+        finally:
+            SPANS.add("act" if "const __call = " in code else "observe", started)
+
+
+class TimedModel(ScriptedModel):
+    async def astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[BaseMessageChunk]:
+        started = time.perf_counter()
+        try:
+            async for chunk in super().astream(*args, **kwargs):
+                yield chunk
+        finally:
+            SPANS.add("model", started)
+
+
+class TimedSaver(InMemorySaver):
+    async def aput(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await super().aput(*args, **kwargs)
+        finally:
+            SPANS.add("checkpoint", started)
+
+    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+        started = time.perf_counter()
+        try:
+            await super().aput_writes(*args, **kwargs)
+        finally:
+            SPANS.add("checkpoint", started)
+
+
+class TimedNarration(NarratedSink):
+    """The agent's event sink (`narrate` keeps a `NarratedSink` as it is), timed."""
+
+    def __call__(self, event: Event) -> None:
+        started = time.perf_counter()
+        try:
+            super().__call__(event)
+        finally:
+            SPANS.add("events", started)
 
 
 def page_targets(browser: LaunchedBrowser) -> list[dict[str, str]]:
@@ -79,16 +180,20 @@ async def raw_cdp_ms(browser: LaunchedBrowser, calls: int) -> float:
     return statistics.median(times)
 
 
-def script(pages: PageServer, steps: int) -> list[object]:
-    moves = [
-        code(f"async (page) => {{ await page.goto('{pages.url('index.html')}') }}"),
-        code("async (page) => { await el(1).click() }"),
-        code(f"async (page) => {{ await page.goto('{pages.url('form.html')}') }}"),
-        code("async (page) => { await el(1).fill('Ada Lovelace') }"),
-        code(f"async (page) => {{ await page.goto('{pages.url('shop.html')}') }}"),
-        code("async (page) => { await el(2).click() }"),
+def moves(pages: PageServer) -> list[str]:
+    return [
+        f"async (page) => {{ await page.goto('{pages.url('index.html')}') }}",
+        "async (page) => { await el(1).click() }",
+        f"async (page) => {{ await page.goto('{pages.url('form.html')}') }}",
+        "async (page) => { await el(1).fill('Ada Lovelace') }",
+        f"async (page) => {{ await page.goto('{pages.url('shop.html')}') }}",
+        "async (page) => { await el(2).click() }",
     ]
-    return [*(moves[i % len(moves)] for i in range(steps)), say("Done.")]
+
+
+def script(pages: PageServer, steps: int) -> list[object]:
+    sources = moves(pages)
+    return [*(code(sources[i % len(sources)]) for i in range(steps)), say("Done.")]
 
 
 def prompt_figures(prompts: list[list[Any]]) -> tuple[list[int], list[float]]:
@@ -114,16 +219,67 @@ def prompt_figures(prompts: list[list[Any]]) -> tuple[list[int], list[float]]:
 
 async def run_round(
     session: BrowserSession, pages: PageServer, steps: int, pacing: Pacing
-) -> tuple[list[float], ScriptedModel]:
+) -> tuple[list[float], ScriptedModel, list[dict[str, float]]]:
+    """The step times, the model (its prompts) and each step's phases."""
     log = EventLog()
-    model = ScriptedModel(replies=script(pages, steps))
+    model = TimedModel(replies=script(pages, steps))
     limits = Limits(max_tool_steps=steps + 1)
-    context = AgentContext(llm=model, browser=session, limits=limits, events=log, pacing=pacing)
-    runner = AgentRunner(compile_graph(InMemorySaver()), context, session_id=f"bench-{time.time_ns()}")
+    context = AgentContext(
+        llm=model, browser=session, limits=limits, events=TimedNarration(log), pacing=pacing
+    )
+    runner = AgentRunner(compile_graph(TimedSaver()), context, session_id=f"bench-{time.time_ns()}")
+    SPANS.spans.clear()
     outcome = await runner.send("Do the scripted steps")
     assert outcome.stop_reason == "answered", outcome.text
     stamps = [e.at for e in log.of("tool_call")]
-    return [(b - a) * 1000 for a, b in itertools.pairwise(stamps)], model
+    return [(b - a) * 1000 for a, b in itertools.pairwise(stamps)], model, SPANS.per_step(stamps)
+
+
+async def timed_call(session: BrowserSession, code: str) -> float:
+    started = time.perf_counter()
+    result = await session.run_code(code)
+    assert result.ok, result.error
+    return (time.perf_counter() - started) * 1000
+
+
+ACTIONS = ("goto", "click", "goto", "fill", "goto", "click")
+"""What each of `moves` does."""
+
+
+async def guard_and_settle(
+    session: BrowserSession, pages: PageServer, rounds: int
+) -> tuple[float, float, float, dict[str, tuple[float, float]]]:
+    """Outside the agent, the scripted actions each as raw code (`el(N)` only) and as guarded code (in
+    a document the guard has met, as in a run), and the observation after each with and without its
+    settle wait: the medians of what the guard adds to an action, what the settle adds to an
+    observation, what a guarded call adds in a document the guard meets first (the runtime put
+    there), and per kind of action (raw, guarded)."""
+    guard, settle, install = [], [], []
+    kinds: dict[str, tuple[list[float], list[float]]] = {kind: ([], []) for kind in ACTIONS}
+    nothing = guarded_code("async (page) => 1")
+    for turn in range(rounds * 2):
+        for kind, source in zip(ACTIONS, moves(pages), strict=True):
+            start = json.dumps((await session.run_code("async (page) => page.url()", idempotent=True)).value)
+            back = f"async (page) => {{ if (page.url() !== {start}) await page.goto({start}) }}"
+            pairs = list(zip((wrap_model_code, guarded_code), kinds[kind], strict=True))
+            for wrap, times in pairs[:: 1 if turn % 2 else -1]:  # raw first every other turn
+                await session.run_code(back)  # each from the same page, which the guard has met
+                await session.run_code(nothing)
+                frames = to_state(await observe(session))["frames"]
+                times.append(await timed_call(session, wrap(source, frames)))
+            guard.append(kinds[kind][1][-1] - kinds[kind][0][-1])
+            if kind == "goto":  # the last call was raw or guarded: a guarded call meets a new document
+                await session.run_code(wrap_model_code(source))
+                first = await timed_call(session, nothing)
+                install.append(first - await timed_call(session, nothing))
+            started = time.perf_counter()
+            await observe(session, settle=True)
+            settled = (time.perf_counter() - started) * 1000
+            started = time.perf_counter()
+            await observe(session, settle=False)
+            settle.append(settled - (time.perf_counter() - started) * 1000)
+    per_kind = {k: (statistics.median(raw), statistics.median(held)) for k, (raw, held) in kinds.items()}
+    return statistics.median(guard), statistics.median(settle), statistics.median(install), per_kind
 
 
 async def tool_schemas(work: Path) -> tuple[SchemaTokens, dict[str, int]]:
@@ -162,15 +318,18 @@ async def main() -> None:
             None, data_dir=work / "data", cdp_endpoint=browser.endpoint.url, browser_auto_launch=False
         )
         with PageServer() as pages:
-            async with BrowserSession(settings) as session:
+            async with TimedSession(settings) as session:
                 by_mode: dict[str, list[float]] = {mode: [] for mode in modes}
+                phases: list[dict[str, float]] = []
                 prompt_tokens: list[int] = []
                 prefix_shares: list[float] = []
                 for mode in modes:
                     pacing = Pacing(mode="human" if mode == "human" else "off")
                     for _ in range(args.rounds):
-                        times, model = await run_round(session, pages, args.steps, pacing)
+                        times, model, steps = await run_round(session, pages, args.steps, pacing)
                         by_mode[mode] += times
+                        if mode == "off":
+                            phases += steps
                         tokens, shares = await asyncio.to_thread(prompt_figures, model.prompts)
                         prompt_tokens += tokens
                         prefix_shares += shares
@@ -179,6 +338,9 @@ async def main() -> None:
                     started = time.perf_counter()
                     await session.run_code("async () => 1", idempotent=True)
                     mcp.append((time.perf_counter() - started) * 1000)
+                guard_ms, settle_ms, install_ms, per_kind = await guard_and_settle(
+                    session, pages, args.rounds
+                )
             raw = await raw_cdp_ms(browser, 30)
         schemas, tool_counts = await tool_schemas(work)
     figures = {
@@ -202,6 +364,18 @@ async def main() -> None:
         print(f"{'agent step with human pacing, 90th percentile':<52} {p90:>10.1f}")
     print(f"{'trivial code call through the MCP session':<52} {mcp_ms:>10.1f}")
     print(f"{'raw CDP Runtime.evaluate round trip':<52} {raw:>10.2f}")
+    shares = {name: statistics.median(step[name] for step in phases) for name in PHASES} if phases else {}
+    if shares:
+        print(f"{'where a step goes (no pacing), per phase':<58} {'median ms':>10} {'mean ms':>8}")
+        for name, label in PHASES.items():
+            mean = statistics.mean(step[name] for step in phases)
+            print(f"  {label:<56} {shares[name]:>10.1f} {mean:>8.1f}")
+    print(f"{'the same actions outside the agent':<36} {'raw code ms':>11} {'guarded ms':>10}")
+    for kind, (raw_ms, guarded_ms) in per_kind.items():
+        print(f"  {kind:<34} {raw_ms:>11.1f} {guarded_ms:>10.1f}")
+    print(f"{'of an action: what the guard adds (guarded - raw call)':<58} {guard_ms:>10.1f}")
+    print(f"{'a new document: the guard runtime put there (first call)':<58} {install_ms:>10.1f}")
+    print(f"{'of an observation: what the settle wait adds':<58} {settle_ms:>10.1f}")
     tokens_median = statistics.median(prompt_tokens)
     prefix_median = statistics.median(prefix_shares)
     summary = []
@@ -227,6 +401,8 @@ async def main() -> None:
         median, p90 = figures["human"]
         summary.append(f"step_median_ms_human={median:.1f} step_p90_ms_human={p90:.1f}")
     summary.append(f"tool_schema_tokens={schemas.builtin} tool_schema_tokens_servers={schemas.total}")
+    summary += [f"{name}_ms={ms:.1f}" for name, ms in shares.items()]
+    summary.append(f"guard_ms={guard_ms:.1f} settle_ms={settle_ms:.1f} runtime_install_ms={install_ms:.1f}")
     print(" ".join(summary))
 
 

@@ -14,7 +14,9 @@
     await session.send('Page.addScriptToEvaluateOnNewDocument', { source: earlySource, worldName: WORLD, runImmediately: true });
     const world = { session, frameId: targetInfo.targetId, contextId: null };
     // A new document in the main frame has a new context of the world: forget the old one at once.
-    session.on('Page.frameNavigated', (event) => { if (!event.frame.parentId) world.contextId = null; });
+    session.on('Page.frameNavigated', (event) => {
+      if (!event.frame.parentId) { world.contextId = null; world.creating = null; }
+    });
     page.__bcWorld = world;
     return world;
   };
@@ -22,8 +24,13 @@
     const world = await worldOf(page);
     for (let attempt = 0; ; attempt += 1) {
       if (!world.contextId) {
-        const made = await world.session.send('Page.createIsolatedWorld', { frameId: world.frameId, worldName: WORLD });
-        world.contextId = made.executionContextId;
+        // Ops that meet a new document together (the re-arm at its load, the count after the action)
+        // share one context of the world there.
+        const creating = world.creating
+          || world.session.send('Page.createIsolatedWorld', { frameId: world.frameId, worldName: WORLD });
+        world.creating = creating;
+        const made = await creating.finally(() => { if (world.creating === creating) world.creating = null; });
+        world.contextId = world.contextId || made.executionContextId;
       }
       try {
         const out = await world.session.send('Runtime.evaluate', {
@@ -43,19 +50,35 @@
   };
   // The guard's ops in one document: `evaluate(expression)` runs in the guard's world there.
   // A document without the runtime answers with its language, and gets the runtime for it.
-  const ops = (evaluate) => async (args) => {
+  // One install per document of a page: an op that meets the document while another op's install is on
+  // its way there (the re-arm at domcontentloaded and the count after the action that loaded it) waits
+  // for that one, then asks again, instead of sending the runtime (tens of kB) a second time.
+  const missing = (out) => out && typeof out === 'object' && typeof out.__bcMissing === 'string';
+  const ops = (evaluate, worldOfCall) => async (args) => {
     const call = `window.__bcRuntime ? window.__bcRuntime(${JSON.stringify(args)})`
       + ` : { __bcMissing: document.documentElement.lang || '' }`;
     let out = await evaluate(call);
-    if (out && typeof out === 'object' && typeof out.__bcMissing === 'string') {
+    const world = worldOfCall ? worldOfCall() : null;
+    if (missing(out) && world && world.install && world.install.contextId === world.contextId) {
+      await world.install.done.catch(() => null);
+      out = await evaluate(call);
+    }
+    if (missing(out)) {
       const runtime = context.__bcRuntimeFor(out.__bcMissing);
-      out = await evaluate(`if (!window.__bcEarly) { ${earlySource} }\nwindow.__bcRuntime = ${runtime};\n`
-        + `window.__bcRuntime(${JSON.stringify(args)})`);
+      const install = `if (!window.__bcEarly) { ${earlySource} }\nwindow.__bcRuntime = ${runtime};\n`;
+      // The same text in every document of a language, so the browser compiles it once and then reuses
+      // its code; the op is asked apart.
+      const done = evaluate(`${install}0`);
+      if (world) world.install = { contextId: world.contextId, done };
+      await done;
+      out = await evaluate(call);
+      // Another document came in between: the runtime and the op in one go there.
+      if (missing(out)) out = await evaluate(`${install}window.__bcRuntime(${JSON.stringify(args)})`);
     }
     return out;
   };
   return {
-    page: (page, args) => ops((expression) => evaluate(page, expression))(args),
+    page: (page, args) => ops((expression) => evaluate(page, expression), () => page.__bcWorld)(args),
     // A frame of another origin (out of process, too): Playwright's own isolated world in it, where
     // the guard is put when a call first meets the frame (after the frame's scripts, unlike in pages).
     frame: (frame, args) => ops((expression) => frame.evaluate(expression, undefined, { world: 'utility' }))(args),
