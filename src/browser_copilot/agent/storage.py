@@ -72,6 +72,9 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
     url = settings.database
     if url is None:
         async with sqlite_checkpointer(sessions_db(settings)) as sqlite_saver:
+            # The tables and WAL mode now, before parallel runs write their first checkpoints at once
+            # (switching to WAL while another connection writes fails: "database is locked").
+            await sqlite_saver.setup()
             register_locks(sqlite_saver, FileLocks(settings.data_dir / "locks"))
             yield sqlite_saver
         return

@@ -169,9 +169,11 @@ def build_server_spec(
     root: Path | None = None,
     cdp_timeout_ms: int = 60_000,
     bwrap: str | None = None,
+    instance: str | None = None,
 ) -> ServerSpec:
     """The command line of the pinned server, attached to `cdp_endpoint`, confined as `sandbox` asks
-    (`bwrap`: bubblewrap's path, found on PATH when not given)."""
+    (`bwrap`: bubblewrap's path, found on PATH when not given). `instance`: one more server on the same
+    browser (a parallel run, `browser.pool`), with folders of its own in `DATA_DIR/mcp/run-<instance>`."""
     script = find_server_script(root)
     node_path = node or shutil.which("node")
     if node_path is None:
@@ -179,7 +181,7 @@ def build_server_spec(
             "Node.js is not installed. Fix: install Node.js 18 or newer (Debian/Ubuntu: "
             "`sudo apt-get install nodejs npm`)."
         )
-    mcp_dir = data_dir / "mcp"
+    mcp_dir = data_dir / "mcp" / f"run-{instance}" if instance else data_dir / "mcp"
     output_dir, cache_dir, tmp_dir = mcp_dir / "output", mcp_dir / "cache", mcp_dir / "tmp"
     for folder in (output_dir, cache_dir, tmp_dir):
         folder.mkdir(parents=True, exist_ok=True)

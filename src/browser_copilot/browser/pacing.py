@@ -7,9 +7,14 @@ decided per call: `human` in a browser the user runs, `off` in a browser the app
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from browser_copilot.scripts import script_source
 
@@ -70,3 +75,65 @@ def pacing_source() -> str:
 def pacing_hook(pacing: Pacing, secret_source: str) -> str:
     """The JavaScript expression of the membrane's `beforeAction` hook (`page` is the real page)."""
     return f"({pacing_source()})(page, {json.dumps(pacing.to_js())}, {json.dumps(secret_source)})"
+
+
+PACED_MARK = '"perWindow"'
+"""In the code of a call the pacing hook paces (its configuration, `Pacing.to_js`)."""
+_KEPT_MS = 10 * 60_000
+"""How long the ledger keeps an action's time (longer than any window)."""
+
+_LEDGER_IN = """async (page) => {
+  const context = page.context();
+  const state = context.__bcPacing || (context.__bcPacing = { actions: {}, navigations: {} });
+  const ledger = %s;
+  for (const [site, times] of Object.entries(ledger.actions)) {
+    state.actions[site] = [...new Set([...(state.actions[site] || []), ...times])].sort((a, b) => a - b);
+  }
+  for (const [site, at] of Object.entries(ledger.navigations)) {
+    state.navigations[site] = Math.max(state.navigations[site] || 0, at);
+  }
+}"""
+_LEDGER_OUT = "async (page) => page.context().__bcPacing || null"
+
+
+class PacingLedger:
+    """The per-site pacing counts of every run in one browser (parallel runs, `browser.pool`).
+
+    Each MCP server process keeps its counts on its own browser context object (pacing.js); with more
+    than one process on a browser (`sharing`), a paced call first gets the ledger's counts, and its own
+    go back into the ledger when it ends. Paced calls on the same site take turns (`turn`), so that the
+    counts a call starts from are complete: per-site limits hold for all runs together."""
+
+    def __init__(self) -> None:
+        self.sharing = False
+        self.actions: dict[str, list[float]] = {}
+        self.navigations: dict[str, float] = {}
+        self._turns: dict[str, asyncio.Lock] = {}
+
+    @contextlib.asynccontextmanager
+    async def turn(self, url: str | None) -> AsyncIterator[None]:
+        lock = self._turns.setdefault(_origin(url or ""), asyncio.Lock())
+        async with lock:
+            yield
+
+    def seed_code(self) -> str:
+        """The app's code that gives a server process the ledger's counts."""
+        return _LEDGER_IN % json.dumps({"actions": self.actions, "navigations": self.navigations})
+
+    read_code = _LEDGER_OUT
+
+    def merge(self, state: object) -> None:
+        """A process's counts (what `read_code` returned) into the ledger."""
+        if not isinstance(state, dict):
+            return
+        now = time.time() * 1000
+        for site, times in dict(state.get("actions") or {}).items():
+            kept = {float(t) for t in [*self.actions.get(str(site), []), *times] if float(t) > now - _KEPT_MS}
+            self.actions[str(site)] = sorted(kept)
+        for site, at in dict(state.get("navigations") or {}).items():
+            self.navigations[str(site)] = max(self.navigations.get(str(site), 0.0), float(at))
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else ""

@@ -33,6 +33,7 @@ from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
 from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
+from browser_copilot.browser.pacing import PACED_MARK, PacingLedger
 from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
 from browser_copilot.config import Settings
 from browser_copilot.errors import (
@@ -43,7 +44,7 @@ from browser_copilot.errors import (
     NetworkPolicyDown,
 )
 from browser_copilot.sandbox.guard import forbidden_pages_code, needs_runtime, runtime_install_code
-from browser_copilot.sandbox.network import NetworkGuard, Refusal, UrlPolicy
+from browser_copilot.sandbox.network import NetworkGuard, Refusal, TabOwners, UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -103,11 +104,23 @@ _GOTO = """async (page) => {
 _SESSION_TAB = """async (page) => {
   const key = %s;
   const claim = %s;
+  const hint = %s;
   const context = page.context();
   const tabs = context.__bcSessionTabs || (context.__bcSessionTabs = new Map());
+  const idOf = async (p) => {
+    const cdp = await context.newCDPSession(p);
+    try { return (await cdp.send('Target.getTargetInfo')).targetInfo.targetId; }
+    finally { await cdp.detach().catch(() => {}); }
+  };
   let target = tabs.get(key);
   let created = false;
   let adopted = false;
+  if ((!target || target.isClosed()) && hint) {
+    // The session's tab, found by its target id (another MCP process of the pool opened it).
+    for (const p of context.pages()) {
+      if (await idOf(p).catch(() => '') === hint) { target = p; tabs.set(key, p); break; }
+    }
+  }
   const start = context.__bcStartTab;
   if ((!target || target.isClosed()) && claim && start && !start.page.isClosed()
       && ![...tabs.values()].includes(start.page)) {
@@ -115,7 +128,20 @@ _SESSION_TAB = """async (page) => {
     target = start.page; created = start.created; adopted = start.adopted; tabs.set(key, target);
   }
   if (!target || target.isClosed()) {
-    target = await context.newPage(); created = true; tabs.set(key, target);
+    // A window of its own: a background tab of a shared window draws no frames, and runs go on at once.
+    const known = new Set(context.pages());
+    const cdp = await context.browser().newBrowserCDPSession();
+    let id = '';
+    try { id = (await cdp.send('Target.createTarget', { url: 'about:blank', newWindow: true })).targetId; }
+    finally { await cdp.detach().catch(() => {}); }
+    for (let i = 0; i < 400 && !target; i++) {
+      for (const p of context.pages()) {
+        if (!known.has(p) && await idOf(p).catch(() => '') === id) { target = p; break; }
+      }
+      if (!target) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    if (!target) throw new Error('the new window did not appear');
+    created = true; tabs.set(key, target);
   }
   return { index: context.pages().indexOf(target), current: target === page, created, adopted,
     url: target.url(), title: adopted ? await target.title().catch(() => '') : '' };
@@ -163,8 +189,21 @@ class BrowserSession:
         notice: Notice | None = None,
         root: Path | None = None,
         extra_profile_roots: list[Path] | None = None,
+        attach: Endpoint | None = None,
+        instance: str | None = None,
+        url_policy: UrlPolicy | None = None,
+        owners: TabOwners | None = None,
     ) -> None:
         self.settings = settings
+        self._attach = attach
+        self.instance = instance
+        """A parallel run's session (`browser.pool`): attached to `attach`, a server of its own, no tab of
+        its own until `session_tab` gives it one."""
+        self.tab_owners = owners if owners is not None else TabOwners()
+        """Which network guard covers which tab, shared by every session on this browser."""
+        self._tab_key: str | None = None
+        self.pacing_ledger = PacingLedger()
+        """The per-site pacing counts, shared by every session on this browser (`browser.pool`)."""
         self._notice = notice or (lambda message: log.info("%s", message))
         self._root = root
         self._extra_roots = extra_profile_roots or []
@@ -179,7 +218,7 @@ class BrowserSession:
         """Whether the agent's tab was opened by this session (not the user's, nor one it found blank)."""
         self._lock = asyncio.Lock()
         self.restarts = {"mcp": 0, "browser": 0}
-        self.url_policy = UrlPolicy.from_settings(settings)
+        self.url_policy = url_policy if url_policy is not None else UrlPolicy.from_settings(settings)
         self._forbidden_told: list[str] | None = None
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
         self.network: NetworkGuard | None = None
@@ -213,6 +252,8 @@ class BrowserSession:
         return [*endpoints.profile_roots(), self.settings.profile_dir, *self._extra_roots]
 
     async def _resolve(self, *, allow_launch: bool) -> Endpoint:
+        if self._attach is not None:  # a parallel run: the browser the first session found
+            return self._attach
         configured = self.settings.cdp_endpoint
         found = await asyncio.to_thread(endpoints.probe, configured)
         if found is not None:
@@ -257,6 +298,7 @@ class BrowserSession:
             data_dir=self.settings.data_dir,
             sandbox=self.settings.mcp_sandbox,
             root=self._root,
+            instance=self.instance,
         )
         for note in self.spec.notes:
             self._notice(note)
@@ -267,7 +309,7 @@ class BrowserSession:
         """The app's own DevTools connection, deciding what the agent's tabs load and send (F46)."""
         assert self.endpoint is not None
         if self.network is None:
-            self.network = NetworkGuard(self.url_policy, notice=self._notice)
+            self.network = NetworkGuard(self.url_policy, notice=self._notice, owners=self.tab_owners)
         try:
             await self.network.start(self.endpoint.url)
         except NetworkPolicyDown as exc:
@@ -277,7 +319,12 @@ class BrowserSession:
 
     async def _ensure_agent_tab(self) -> None:
         """The agent's tab: the one it worked in (after a recovery), else the user's page in front when
-        it is an ordinary web page (F44, announced), else a blank tab, else a new one."""
+        it is an ordinary web page (F44, announced), else a blank tab, else a new one. A parallel run's
+        session: the connection made (a cold server's first call waits for loading tabs), then its
+        session's tab again after a recovery."""
+        if self.instance is not None:
+            await self._pooled_tab()
+            return
         adopt = self.settings.start_in_current_tab and self._agent_url is None
         code = _ENSURE_AGENT_TAB % (json.dumps(self._agent_url), json.dumps(adopt))
         result = await self._call(code, timeout=60)
@@ -302,6 +349,21 @@ class BrowserSession:
                 f"Working in your tab: {self.started_on['title'] or '(untitled)'} — {self.started_on['url']}"
             )
         await self._track_agent_tab(bring_in=adopted)
+
+    async def _pooled_tab(self) -> None:
+        if self._tab_key is None:  # connected, and the guard runtime installed ahead of the first call
+            warm = await self._call(runtime_install_code(self._root or project_root()), timeout=60)
+            if not warm.ok:
+                raise BrowserUnavailable(f"the browser did not accept the connection: {warm.error}")
+            self._forbidden_told = None
+            return
+        code = _SESSION_TAB % (json.dumps(self._tab_key), "false", json.dumps(self.agent_target))
+        result = await self._call(code, timeout=60)
+        if not result.ok or not isinstance(result.value, dict):
+            raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
+        assert self.mcp is not None
+        await self.mcp.call("browser_tabs", {"action": "select", "index": result.value["index"]})
+        await self._track_agent_tab()
 
     async def _track_agent_tab(self, *, bring_in: bool = False) -> None:
         """Tell the network policy which target is the agent's tab (`bring_in`: the user's own page)."""
@@ -328,6 +390,12 @@ class BrowserSession:
         """Sites the user's messages name are part of the task (the network policy's rule without lists)."""
         if self.network is not None:
             self.network.name_sites(text)
+
+    def use_sites(self, sites: set[str]) -> None:
+        """The task's sites from now on are this set (a session's own: a site named in one session
+        never becomes part of another's task); the policy adds the sites it learns to it."""
+        if self.network is not None:
+            self.network.use_sites(sites)
 
     def refusals(self) -> list[Refusal]:
         """What the network policy refused since the last time this was asked."""
@@ -362,16 +430,20 @@ class BrowserSession:
         await self.goto(url)
         return True
 
-    async def session_tab(self, key: str, *, claim_start: bool = False) -> SessionTab:
-        """Work in the tab kept for `key` (a server session, F66): select it; when it has none (or it was
+    async def session_tab(
+        self, key: str, *, claim_start: bool = False, target: str | None = None
+    ) -> SessionTab:
+        """Work in the tab kept for `key` (a server session, F66), or the tab whose CDP target id is
+        `target` (opened by another session of the pool): select it; when it has none (or it was
         closed), the tab chosen at start if `claim_start` and no session has it yet (the user's page in
-        front, by the terminal's rule), else a fresh blank tab."""
-        code = _SESSION_TAB % (json.dumps(key), json.dumps(claim_start))
+        front, by the terminal's rule), else a fresh blank tab in a window of its own."""
+        self._tab_key = key
+        code = _SESSION_TAB % (json.dumps(key), json.dumps(claim_start), json.dumps(target))
         result = await self.run_code(code, idempotent=True, timeout=30)
         info = result.value if result.ok else None
         if not isinstance(info, dict):
             raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
-        if not info.get("current"):
+        if not info.get("current") or self.agent_target is None:
             assert self.mcp is not None
             async with self._lock:
                 await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
@@ -408,6 +480,28 @@ class BrowserSession:
         return parse_code_result(text, is_error=is_error)
 
     async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
+        """Run `async (page) => {...}` in the agent's tab (see `_run_code`). A paced call while several
+        server processes share the browser starts from the per-site counts of all of them, and gives its
+        own back (`PacingLedger`)."""
+        if not (self.pacing_ledger.sharing and PACED_MARK in code):
+            return await self._run_code(code, timeout=timeout, idempotent=idempotent)
+        async with self.pacing_ledger.turn(self._agent_url):
+            await self._share_pacing(self.pacing_ledger.seed_code())
+            try:
+                return await self._run_code(code, timeout=timeout, idempotent=idempotent)
+            finally:
+                counts = await asyncio.shield(self._share_pacing(self.pacing_ledger.read_code))
+                self.pacing_ledger.merge(counts)
+
+    async def _share_pacing(self, code: str) -> object:
+        async with self._lock:
+            try:
+                result = await self._call(code, timeout=30)
+            except McpUnavailable:
+                return None
+        return result.value if result.ok else None
+
+    async def _run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
         """Run `async (page) => {...}` in the agent's tab, recovering from a lost server or browser.
 
         `idempotent` code (observations, tab lists) is re-sent after a recovery; other code only when
@@ -560,6 +654,7 @@ class BrowserSession:
             await self.mcp.close()
             self.mcp = None
         if self.network is not None:
+            self.tab_owners.release(self.network)
             await self.network.stop()
             self.network = None
         if self.launched is not None and not self.settings.browser_keep_open:

@@ -415,6 +415,30 @@ _PASS_WS = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThr
 _ALL_REQUESTS = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
 
 
+class TabOwners:
+    """Which guard covers which tab when several share one browser (parallel runs, `browser.pool`): a
+    tab another run's guard has made its agent's tab is that guard's alone — the others neither judge
+    its requests with their task's sites nor learn sites from it."""
+
+    def __init__(self) -> None:
+        self._owner: dict[str, object] = {}
+
+    def claim(self, tab: str, guard: object) -> None:
+        self._owner[tab] = guard
+
+    def other(self, tab: str, guard: object) -> bool:
+        owner = self._owner.get(tab)
+        return owner is not None and owner is not guard
+
+    def drop(self, tab: str) -> None:
+        self._owner.pop(tab, None)
+
+    def release(self, guard: object) -> None:
+        """A guard that stops for good gives its tabs back."""
+        for tab in [t for t, owner in self._owner.items() if owner is guard]:
+            del self._owner[tab]
+
+
 class NetworkGuard:
     """The app's own DevTools connection deciding what the agent's targets load and send.
 
@@ -422,8 +446,15 @@ class NetworkGuard:
     (`set_agent_tab`), wraps every code call in `acting()`, and drains `refusals()` for the model.
     """
 
-    def __init__(self, policy: UrlPolicy, *, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        policy: UrlPolicy,
+        *,
+        notice: Callable[[str], None] | None = None,
+        owners: TabOwners | None = None,
+    ) -> None:
         self.policy = policy
+        self.owners = owners if owners is not None else TabOwners()
         self._notice = notice or (lambda text: log.info("%s", text))
         self._endpoint = ""
         self._cdp: _Connection | None = None
@@ -536,6 +567,7 @@ class NetworkGuard:
         """The agent works in this tab (from now on it stays covered); `bring_in`: it is the user's page,
         whose site is part of the task."""
         self._agent_tabs.add(target_id)
+        self.owners.claim(target_id, self)
         target = self._targets.get(target_id)
         if target is not None:
             target.opened_by_agent = False
@@ -561,6 +593,16 @@ class NetworkGuard:
     @property
     def sites(self) -> set[str]:
         return set(self._sites)
+
+    def use_sites(self, sites: set[str]) -> None:
+        """The task's sites are this set from now on (a session's own, `BrowserSession.use_sites`); what
+        the guard learns is added to it."""
+        self._sites = sites
+        self.refresh_rules()
+
+    def _others(self, target: _Target) -> bool:
+        """The target belongs to a tab another run's guard covers."""
+        return self.owners.other(target.tab or target.id, self)
 
     def refusals(self) -> list[Refusal]:
         """What was refused since the last call (and forget it)."""
@@ -673,6 +715,8 @@ class NetworkGuard:
         return self._targets.get(target_id) if target_id else None
 
     def _covered(self, target: _Target | None) -> bool:
+        if target is not None and self._others(target):
+            return False
         return self._calls > 0 or (target is not None and target.agent)
 
     async def _adopt(self, target_id: str) -> None:
@@ -844,7 +888,7 @@ class NetworkGuard:
         scheme = urlsplit(target.url).scheme
         if scheme in ("http", "https"):
             target.committed = True
-            if not target.agent and self._calls == 0:
+            if not target.agent and self._calls == 0 and not self._others(target):
                 self.bring_in(target.url)  # the user's own browsing, in a tab of theirs
         elif (
             self._covered(target)
@@ -861,6 +905,7 @@ class NetworkGuard:
         target_id = str(params.get("targetId"))
         target = self._targets.pop(target_id, None)
         self._agent_tabs.discard(target_id)
+        self.owners.drop(target_id)
         self._to_close.discard(target_id)
         if target is not None and target.session is not None:
             self._sessions.pop(target.session, None)
@@ -887,10 +932,14 @@ class NetworkGuard:
             target.agent = parent is not None and parent.agent
         elif kind == "page":
             target.tab = target_id
-            target.agent, target.opened_by_agent = self._agent_page(info)
+            target.agent, target.opened_by_agent = (
+                (False, False) if self._others(target) else self._agent_page(info)
+            )
             if target.agent:
                 self._agent_tabs.add(target_id)
-            elif urlsplit(target.url).scheme in ("http", "https") and not waiting:
+            elif (
+                urlsplit(target.url).scheme in ("http", "https") and not waiting and not self._others(target)
+            ):
                 self.bring_in(target.url)  # a tab the user had open when the guard started
         else:  # a shared worker: the agent's when its code made it
             target.agent = target.created_in_call
@@ -1018,7 +1067,11 @@ class NetworkGuard:
         url = str(request.get("url") or "")
         frame = str(params.get("frameId") or "")
         if why is None:
-            if params.get("resourceType") == "Document" and not self.policy.allowed:
+            if (
+                params.get("resourceType") == "Document"
+                and not self.policy.allowed
+                and not (target is not None and self._others(target))
+            ):
                 # A page or frame of it opens in an agent tab without data: its site joins the task.
                 self.bring_in(url)
             await cdp.post("Fetch.continueRequest", {"requestId": params.get("requestId")}, session)
@@ -1183,6 +1236,7 @@ __all__ = [
     "NetworkGuard",
     "Refusal",
     "Request",
+    "TabOwners",
     "UrlPolicy",
     "carried_data",
     "named_sites",

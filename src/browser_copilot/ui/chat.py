@@ -22,6 +22,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # loaded in the background (`ui.startup`), after the prompt i
     from browser_copilot.agent.runner import AgentRunner
     from browser_copilot.browser.session import BrowserSession
     from browser_copilot.extras.servers import ExtraServers
+    from browser_copilot.ui.jobs import Jobs
 
 PROMPT = "› "
 COMMANDS: tuple[tuple[str, str], ...] = (
@@ -76,6 +78,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("/forget N", "remove memory N (/forget all: every one)"),
     ("/status", "session, steps, tokens, errors, browser, model"),
     ("/new", "start a fresh session"),
+    ("/bg TASK", "run a task in the background, in a window of its own (MAX_PARALLEL_RUNS)"),
+    ("/jobs", "the background jobs and what each does (/jobs N: bring job N to the front)"),
     ("/help", "this list"),
     ("/quit", "leave (Ctrl+D too; Ctrl+C cancels a running task, or leaves at the prompt)"),
 )
@@ -123,6 +127,8 @@ class ChatApp:
         self.at_prompt = False
         self.prompt_markup = f"[prompt]{PROMPT}[/prompt]"
         self.goal_told = False
+        self.jobs: Jobs | None = None
+        """The background jobs (`/bg`), once one was started."""
 
     # ----- set-up -------------------------------------------------------------------------
 
@@ -460,6 +466,10 @@ class ChatApp:
             await self.show_status()
         elif command == "/new":
             await self.new_session()
+        elif command == "/bg":
+            await self.background(rest.strip())
+        elif command == "/jobs":
+            await self.show_jobs(rest.strip())
         else:
             self.console.print(f"[warn]Unknown command {escape(command)}.[/warn] Type /help for the list.")
         return True
@@ -633,6 +643,70 @@ class ChatApp:
             browser=self.browser,
             model=self.llm.describe() if self.llm else "not configured",
         )
+
+    async def background(self, task: str) -> None:
+        """`/bg TASK`: the task runs as a job of its own while the prompt stays free."""
+        if not task:
+            self.console.print("[muted]/bg TASK runs TASK in the background; /jobs lists the jobs.[/muted]")
+            return
+        if not await self.wait_for("agent"):
+            return
+        if self.runner is None:
+            show(
+                self.console,
+                Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn"),
+            )
+            return
+        if not await self.wait_for("browser", "extras"):
+            return
+        if self.jobs is None:
+            from browser_copilot.ui.jobs import Jobs
+
+            self.jobs = Jobs(
+                self.settings,
+                browser=self.browser_session(),
+                graph=self.runner.graph,
+                context=self.runner.context,
+                tell=self.notice,
+            )
+            self.stack.push_async_callback(self.jobs.close)
+        job = self.jobs.start(task)
+        self.console.print(
+            f"[notice]Job {job.number} started[/notice] in the background (session {job.session_id}). "
+            "[muted]/jobs says what it does.[/muted]"
+        )
+
+    async def show_jobs(self, arg: str) -> None:
+        """`/jobs`: each job's status; `/jobs N`: job N becomes the terminal's session (to answer it)."""
+        if self.jobs is None:
+            self.console.print("[muted]No background jobs. /bg TASK starts one.[/muted]")
+            return
+        if not arg:
+            self.jobs.render(self.console)
+            return
+        if not arg.isdigit():
+            self.console.print("[muted]/jobs N brings job N to the front (N as /jobs lists it).[/muted]")
+            return
+        job = self.jobs.take(int(arg))
+        if isinstance(job, str):
+            self.console.print(f"[muted]{escape(job)}[/muted]")
+            return
+        assert self.runner is not None and self.browser is not None
+        previous = self.runner.session_id
+        await self.browser.session_tab(job.session_id, target=job.target)
+        self.browser.use_sites(job.sites)
+        runner = job.runner
+        runner.context = replace(runner.context, browser=self.browser).with_events(self.sink(job.session_id))
+        self.runner = runner
+        self.metrics.__init__()  # type: ignore[misc]
+        await remember_session(self.settings, job.session_id)
+        self.console.print(
+            f"[notice]Job {job.number} is in front now[/notice] (session {job.session_id}, its own window). "
+            f"[muted]The session you were in, {previous}, is kept: main.py chat --session {previous}.[/muted]"
+        )
+        pending = await runner.pending()
+        if pending is not None:
+            render_outcome(self.console, await runner.outcome())
 
     async def new_session(self) -> None:
         if not await self.wait_for("agent"):

@@ -188,6 +188,7 @@
     running: 'Running',
     idle: 'Idle',
     waiting_user: 'Waiting for you',
+    queued: 'Waiting its turn',
     error: 'Error',
     offline: 'Disconnected, reconnecting…',
   };
@@ -228,6 +229,11 @@
     const sessions = data.sessions || [];
     // Drawn again only when something changed (a poll must not take the keyboard focus away).
     const key = JSON.stringify([app.session, sessions.map((s) => [s.id, s.goal, s.state, s.updated])]);
+    // How many runs act in the browser at once now (MAX_PARALLEL_RUNS), and how many wait their turn.
+    const running = Number(data.running) || 0;
+    const queued = Number(data.queued) || 0;
+    $('sessions-running').textContent = running || queued
+      ? `${running} running${queued ? ` · ${queued} waiting` : ''}` : '';
     if (key === app.sessionsKey && $('session-list').children.length) return sessions;
     app.sessionsKey = key;
     const list = $('session-list');

@@ -1,0 +1,450 @@
+"""Parallel runs in one browser (MAX_PARALLEL_RUNS): server sessions run at the same time, each in a
+window of its own through an MCP server process of its own (`browser.pool`), against the real Chromium
+and real `@playwright/mcp` processes; only the model is scripted, per session (by its task's words)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pexpect
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.parallel import ParallelRunners
+from browser_copilot.agent.runner import compile_graph
+from browser_copilot.agent.storage import open_checkpointer
+from browser_copilot.browser.guarded import guarded_code
+from browser_copilot.browser.launcher import LaunchedBrowser
+from browser_copilot.browser.pacing import Pacing
+from browser_copilot.browser.pool import BrowserPool
+from browser_copilot.browser.session import BrowserSession
+from browser_copilot.server.live import Cdp
+from browser_copilot.server.sessions import Session, SessionManager
+from tests.conftest import make_settings
+from tests.support.app import spawn_chat
+from tests.support.openai_server import ScriptedOpenAI, text
+from tests.support.openai_server import call as openai_call
+from tests.support.pages import PageServer
+from tests.support.processes import pids_mentioning
+from tests.support.scripted_model import code, say
+from tests.support.sites import Request, Site
+from tests.support.waiting import async_wait_until, wait_until
+
+LIMIT = 60.0
+_ids = itertools.count(1)
+
+
+class PerTask(BaseChatModel):
+    """A scripted model answering each session from its own script: the first script whose key is in
+    the session's first user message (runs of several sessions interleave their model calls)."""
+
+    scripts: dict[str, list[AIMessage]]
+    used: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-per-task"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, BaseMessage]:
+        return self
+
+    def _next(self, messages: list[BaseMessage]) -> AIMessage:
+        task = next((str(m.content) for m in messages if isinstance(m, HumanMessage)), "")
+        key = next((k for k in self.scripts if k in task), None)
+        if key is None:
+            return AIMessage(content="(no script)")
+        at = self.used.get(key, 0)
+        self.used[key] = at + 1
+        script = self.scripts[key]
+        reply = script[at] if at < len(script) else AIMessage(content="(script exhausted)")
+        calls = [{**c, "id": f"call_{next(_ids)}"} for c in reply.tool_calls]
+        return AIMessage(content=reply.content, tool_calls=calls)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
+
+
+@contextlib.asynccontextmanager
+async def manager_over(
+    browser: BrowserSession, model: BaseChatModel, data: Path, **settings: Any
+) -> AsyncIterator[SessionManager]:
+    """A session manager on the shared browser (the SQLite checkpointer, as `serve` opens it)."""
+    configured = make_settings(data, **settings)
+    async with open_checkpointer(configured) as saver:
+        manager = SessionManager(configured, browser=browser, llm=model, checkpointer=saver)
+        try:
+            yield manager
+        finally:
+            await manager.close()
+
+
+def messages(s: Session, kind: str) -> list[dict[str, Any]]:
+    """The data of the session's events of `kind` (its SSE buffer)."""
+    return [json.loads(body)["data"] for _, k, body in s.hub.after(0) if k == kind]
+
+
+async def answered(s: Session, count: int = 1) -> dict[str, Any]:
+    """The session's `count`th final answer, once it came."""
+    try:
+        found = await async_wait_until(
+            lambda: len(messages(s, "final")) >= count, timeout=LIMIT, what=f"{s.id}'s answer"
+        )
+    except AssertionError:
+        raise AssertionError([body[:300] for _, _, body in s.hub.after(0)]) from None
+    assert found
+    return messages(s, "final")[count - 1]
+
+
+class Gate:
+    """A page that waits for the test: its script asks `/gate`, whose answer comes when the test opens
+    the gate (a run that acts for as long as the test wants); it says when the page asked."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.open = threading.Event()
+
+    def page(self, request: Request, port: int) -> str:
+        if request.path.startswith("/gate"):
+            self.asked.set()
+            self.open.wait(LIMIT)
+            return "through"
+        if request.path.startswith("/slow"):
+            return (
+                "<title>Slow</title><script>fetch('/gate').then((r) => r.text())"
+                ".then((t) => { document.title = t; });</script>"
+            )
+        return f"<title>Page</title><p>{request.path}</p>"
+
+
+async def test_two_runs_at_once_each_act_in_a_window_of_their_own_and_both_finish(
+    browser_session: BrowserSession, pages: PageServer, tmp_path: Path
+) -> None:
+    gate = Gate()
+    with Site(gate.page) as site:
+        model = PerTask(
+            scripts={
+                "slow": [
+                    code(
+                        f"async (page) => {{ await page.goto('{site.url('/slow')}');"
+                        " await page.waitForFunction(() => document.title === 'through', null,"
+                        " { timeout: 60000 }) }"
+                    ),
+                    say("Slow done."),
+                ],
+                "quick": [
+                    code(f"async (page) => {{ await page.goto('{pages.url('shop.html')}') }}"),
+                    say("Quick done."),
+                ],
+            }
+        )
+        async with manager_over(browser_session, model, tmp_path) as manager:
+            slow, quick = manager.session("slow"), manager.session("quick")
+            manager.start(slow, "The slow errand")
+            await async_wait_until(gate.asked.is_set, timeout=LIMIT, what="the slow run's page")
+            manager.start(quick, "The quick errand")
+            # The quick run acts and finishes while the slow one still waits for its page.
+            assert (await answered(quick))["text"] == "Quick done."
+            await async_wait_until(lambda: not quick.busy, timeout=LIMIT, what="the quick turn's end")
+            assert not gate.open.is_set() and slow.busy
+            listed = {row["id"]: row["state"] for row in await manager.listing()}
+            assert listed == {"slow": "running", "quick": "idle"}
+            gate.open.set()
+            assert (await answered(slow))["text"] == "Slow done."
+            assert manager.pool.started >= 1  # the second run had an MCP server process of its own
+            assert slow.target and quick.target and slow.target != quick.target
+            # Each run's tab is a window of its own, shown (a background tab would draw nothing).
+            windows = await windows_of(manager, [slow.target, quick.target])
+            assert len(set(windows)) == 2, windows
+    assert site.received("GET", "/gate") == 1
+
+
+async def windows_of(manager: SessionManager, targets: list[str]) -> list[int]:
+    cdp = await manager.live.connection()
+    found = []
+    for target in targets:
+        answer = await cdp.send("Browser.getWindowForTarget", {"targetId": target})
+        found.append(int(answer["windowId"]))
+    return found
+
+
+async def test_a_held_action_blocks_no_other_run_even_with_one_place(
+    browser_session: BrowserSession, pages: PageServer, tmp_path: Path
+) -> None:
+    model = PerTask(
+        scripts={
+            "Email": [
+                code(f"async (page) => {{ await page.goto('{pages.url('mail.html')}') }}"),
+                code(
+                    "async (page) => { await page.getByLabel('To').fill('alice@example.test');"
+                    " await page.getByRole('button', { name: 'Send' }).click() }"
+                ),
+                say("Sent it."),
+            ],
+            "Browse": [
+                code(f"async (page) => {{ await page.goto('{pages.url('shop.html')}') }}"),
+                say("Browsed."),
+            ],
+        }
+    )
+    async with manager_over(browser_session, model, tmp_path, max_parallel_runs=1) as manager:
+        mail, shop = manager.session("mail"), manager.session("shop")
+        manager.start(mail, "Email Alice", client="tab-1")
+        await async_wait_until(lambda: mail.approval is not None, timeout=LIMIT, what="the card")
+        assert not mail.busy and manager.pool.running == 0  # waiting for /yes holds no place
+        manager.start(shop, "Browse the shop")
+        assert (await answered(shop))["text"] == "Browsed."
+        assert mail.approval is not None
+        assert manager.check_approval(mail, "tab-1", mail.approval.nonce) is None
+        manager.start(mail, "/yes", client="tab-1")
+        assert (await answered(mail))["text"] == "Sent it."
+        assert (await answered(mail))["stop_reason"] == "answered"
+        assert mail.target is not None
+        cdp = await manager.live.connection()
+        sent = await sent_in(cdp, mail.target)
+        assert sent == 1
+
+
+async def sent_in(cdp: Any, target: str) -> Any:
+    attached = await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})
+    session = str(attached["sessionId"])
+    try:
+        result = await cdp.send("Runtime.evaluate", {"expression": "window.__sent ?? 0"}, session)
+        return result["result"]["value"]
+    finally:
+        await cdp.send("Target.detachFromTarget", {"sessionId": session})
+
+
+async def test_a_site_of_one_sessions_task_is_not_part_of_anothers(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    with Site(lambda request, port: f"<title>Site</title><p>{request.path}</p>") as site:
+        mine, data = site.url("/start", host="localhost"), site.url("/search?q=mine", host="localhost")
+        leak = site.url("/collect?card=1", host="localhost")
+        model = PerTask(
+            scripts={
+                "Own": [
+                    code(f"async (page) => {{ await page.goto('{mine}') }}"),
+                    code(f"async (page) => {{ await page.goto('{data}') }}"),
+                    say("Own done."),
+                ],
+                "Other": [
+                    code(f"async (page) => {{ await page.goto('{leak}') }}"),
+                    say("Other done."),
+                ],
+            }
+        )
+        async with manager_over(browser_session, model, tmp_path) as manager:
+            own, other = manager.session("own"), manager.session("other")
+            manager.start(own, "Own shop search")
+            await answered(own)
+            manager.start(other, "Other errand")
+            await answered(other)
+            assert "localhost" in own.sites and "localhost" not in other.sites
+            refused = [m for m in messages(other, "tool_result") if not m["ok"]]
+            assert refused and "ERR_BLOCKED_BY_CLIENT" in refused[0]["result"], refused
+            assert "a query string" in refused[0]["result"]
+    # The data went to the site of the task that opened it, never from the other session's tab.
+    assert site.received("GET", "/search") == 1
+    assert site.received("GET", "/collect") == 0
+
+
+async def test_the_pool_stops_an_idle_mcp_process_and_leaves_none(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint, mcp_idle_seconds=5)
+    pool = BrowserPool(settings, browser_session)
+    marker = str((tmp_path / "mcp").resolve()) + "/run-"
+    try:
+        async with pool.lease() as first, pool.lease() as second:
+            assert first is browser_session and second is not browser_session
+            assert second.instance == "1"
+            # Ready before its first run: the guard runtime is installed in its server process.
+            installed = await second.run_code("async (page) => typeof page.context().__bcRuntimeV")
+            assert installed.value == "string"
+            pids = pids_mentioning(marker)
+            assert pids, "a second run has an MCP server process of its own"
+        await async_wait_until(
+            lambda: not pids_mentioning(marker), timeout=LIMIT, what="idle processes stopped"
+        )
+        assert pool.sessions == []
+        async with pool.lease() as again:  # the app's own session is free again: no process started
+            assert again is browser_session
+        assert not pids_mentioning(marker)
+    finally:
+        await pool.close()
+    assert not pids_mentioning(marker)
+
+
+def test_bg_runs_a_job_in_the_background_and_jobs_brings_its_card_to_the_front(
+    tmp_path: Path, external_browser: LaunchedBrowser, llm: ScriptedOpenAI, pages: PageServer
+) -> None:
+    llm.script(
+        openai_call(
+            "browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('mail.html')}') }}"
+        ),
+        openai_call(
+            "browser_run_code",
+            code="async (page) => { await page.getByLabel('To').fill('alice@example.test');"
+            " await page.getByRole('button', { name: 'Send' }).click() }",
+        ),
+        text("Sent the message to Alice."),
+    )
+    data = tmp_path / "data"
+    child = spawn_chat(data, external_browser.endpoint.url, llm.base_url)
+    child.sendline("/jobs")
+    child.expect("No background jobs")
+    child.sendline("/bg Email Alice about lunch")
+    child.expect("Job 1 started")
+    child.expect("Job 1 is waiting for your answer")
+    child.sendline("/jobs")
+    child.expect(r"1 of \d+ places in use|0 of \d+ places in use")
+    child.expect("Email Alice about lunch")
+    child.expect("waiting for your answer: /jobs 1 brings it to the front")
+    child.sendline(
+        "/yes"
+    )  # the terminal's own session has nothing pending: a job's card is not answered here
+    child.expect("Nothing is waiting")
+    child.sendline("/jobs 1")
+    child.expect("Job 1 is in front now")
+    child.expect("Confirm: send")
+    child.sendline("/yes")
+    child.expect("Sent the message to Alice.")
+    child.sendline("/jobs")
+    child.expect("No background jobs")
+    child.sendline("/quit")
+    child.expect("Bye.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    wait_until(lambda: not pids_mentioning(str(data)), what="every MCP server process to exit")
+
+
+async def test_per_site_pacing_limits_count_the_actions_of_every_run_in_the_browser(
+    browser_session: BrowserSession, pages: PageServer, tmp_path: Path
+) -> None:
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint)
+    pool = BrowserPool(settings, browser_session)
+    # Two actions per 3 s on a site, for both runs together.
+    pacing = Pacing(mode="human", actions_per_minute=2, window_ms=3000, click_pause_ms=(0, 1))
+    click = guarded_code("async (page) => { await page.locator('#tap').click() }", {}, pacing=pacing)
+    stamps = "async (page) => page.evaluate(() => window.__clicks.map((t) => t + performance.timeOrigin))"
+    try:
+        async with pool.lease() as first, pool.lease() as second:
+            assert second.mcp is not None and first.mcp is not None and second.mcp is not first.mcp
+            for browser, key in ((first, "paced-one"), (second, "paced-two")):
+                await browser.session_tab(key)
+                await browser.goto(pages.url("pacing.html"))
+                await browser.run_code("async (page) => { delete page.context().__bcPacing; }")
+            browser_session.pacing_ledger.actions.clear()
+            for _ in range(2):  # the first run uses up the site's two actions
+                assert (await first.run_code(click, timeout=60)).ok
+            assert (await second.run_code(click, timeout=60)).ok  # the other run's action waits
+            one, two = (await first.run_code(stamps)).value, (await second.run_code(stamps)).value
+    finally:
+        await pool.close()
+    assert len(one) == 2 and len(two) == 1
+    assert one[1] - one[0] < 1500, one  # within the limit: at once
+    assert two[0] - one[0] >= 2500, (one, two)  # past it: when the window (3 s) has moved on
+
+
+async def test_parallel_runners_lend_each_session_a_runner_in_its_own_window_at_once(
+    browser_session: BrowserSession, pages: PageServer, tmp_path: Path
+) -> None:
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint)
+    model = PerTask(
+        scripts={
+            key: [code(f"async (page) => {{ await page.goto('{pages.url(page)}') }}"), say(f"{key} done.")]
+            for key, page in (("Shop", "shop.html"), ("Search", "search.html"))
+        }
+    )
+    context = AgentContext(llm=model, browser=browser_session, url_policy=browser_session.url_policy)
+    runners = ParallelRunners(
+        settings, browser=browser_session, graph=compile_graph(InMemorySaver()), context=context
+    )
+
+    async def run(session: str, task: str) -> tuple[str, str | None]:
+        async with runners.runner(session) as runner:
+            assert runners.running >= 1
+            outcome = await runner.send(task)
+            return outcome.text, runner.context.browser.agent_url
+
+    try:
+        results = await asyncio.gather(run("job-shop", "Shop errand"), run("job-search", "Search errand"))
+    finally:
+        await runners.close()
+    assert results == [("Shop done.", pages.url("shop.html")), ("Search done.", pages.url("search.html"))]
+    assert runners.tabs["job-shop"] != runners.tabs["job-search"]
+    assert runners.pool.started >= 1
+
+
+async def test_a_run_learns_no_site_from_another_runs_tab_while_its_own_call_is_in_flight(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    """Run B's call holds the browser-wide interception while run A's tab opens a page: B's network
+    policy leaves A's tab to A's (`TabOwners`), so A's site joins A's task, never B's."""
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint)
+    pool = BrowserPool(settings, browser_session)
+    a_sites: set[str] = set()
+    b_sites: set[str] = set()
+    hold = (
+        "async (page) => { await page.waitForFunction(() => window.__release === true, null,"
+        " { timeout: 30000 }) }"
+    )
+    with Site(lambda request, port: "<title>A</title><p>a</p>") as site:
+        try:
+            async with pool.lease() as a, pool.lease() as b:
+                await a.session_tab("owner-a")
+                await b.session_tab("owner-b")
+                a.use_sites(a_sites)
+                b.use_sites(b_sites)
+                assert b.network is not None and b.agent_target is not None
+                held = asyncio.ensure_future(b.run_code(hold, timeout=40))
+                await async_wait_until(
+                    lambda: b.network is not None and b.network._calls > 0, what="B's call"
+                )
+                await a.goto(site.url("/a", host="localhost"))  # A's tab opens a page while B's call runs
+                assert "localhost" in a_sites
+                cdp = await Cdp.open(browser_session.settings.cdp_endpoint)
+                try:
+                    attached = await cdp.send(
+                        "Target.attachToTarget", {"targetId": b.agent_target, "flatten": True}
+                    )
+                    await cdp.send(
+                        "Runtime.evaluate",
+                        {"expression": "window.__release = true"},
+                        str(attached["sessionId"]),
+                    )
+                finally:
+                    await cdp.close()
+                assert (await held).ok
+        finally:
+            await pool.close()
+    assert "localhost" not in b_sites, b_sites
