@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from browser_copilot import cli
 from browser_copilot.agent.conversation import chat_history, feedback
+from browser_copilot.browser.pool import BrowserPool
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.server.app import Server
 from browser_copilot.server.hub import SSE_KINDS
@@ -452,9 +453,12 @@ async def test_malformed_unknown_and_oversize_messages_get_errors_and_the_connec
         assert not ws.closed
 
 
-async def test_two_sessions_share_the_browser_one_run_at_a_time_each_in_its_own_tab(
+async def test_with_one_parallel_run_two_sessions_take_turns_each_in_its_own_tab(
     served: Served, llm: ScriptedOpenAI, pages: PageServer, browser_session: BrowserSession
 ) -> None:
+    # MAX_PARALLEL_RUNS=1: a run past the limit waits its turn (tests/test_parallel.py runs them at once).
+    limited = served.manager.settings.model_copy(update={"max_parallel_runs": 1})
+    served.manager.pool = BrowserPool(limited, browser_session)
     first_page, second_page = pages.url("search.html"), pages.url("shop.html")
     llm.script(
         call(

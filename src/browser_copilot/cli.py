@@ -1,4 +1,5 @@
-"""Command line: `chat` (default), `run`, `doctor`, `observe URL`, `graph`, `policy-check`, `serve`.
+"""Command line: `chat` (default), `run`, `doctor`, `observe URL`, `graph`, `policy-check`, `serve`,
+`worker` (takes tasks from the job queue; `run --detach` puts one there).
 
 Exit codes (one table, `ui.run_output.MEANINGS`, printed by `--help`): 0 success; 1 a check or command
 failed; 2 bad configuration or usage; 3 the browser or the MCP server could not be used; 130 interrupted
@@ -94,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="JSON lines on stdout (events, questions, a final result); progress on stderr",
+    )
+    run.add_argument(
+        "--detach",
+        action="store_true",
+        help="put the task into the job queue (DATABASE_URL) for a `worker`, print its session and exit",
+    )
+    commands.add_parser(
+        "worker",
+        help="take tasks from the job queue (DATABASE_URL) and run them in a browser of its own",
     )
     serve = commands.add_parser(
         "serve", help="the agent behind a local web page, WebSocket chat and SSE events (prints a URL)"
@@ -241,6 +251,32 @@ async def _observe(settings: Settings, console: Console, url: str, *, full: bool
     return 0
 
 
+async def _detach(settings: Settings, console: Console, task: str, *, session: str | None) -> int:
+    """`run --detach`: the task becomes a job for the workers; prints the session and how to follow it."""
+    from browser_copilot.agent.memory import withhold_secrets
+    from browser_copilot.events import Event
+    from browser_copilot.jobs.queue import Job, open_queue, queue_url
+    from browser_copilot.ui.oneshot import choose_session
+
+    url = queue_url(settings, what="run --detach")
+    session_id, _ = await choose_session(settings, task, session)
+    err = make_console(sys.stderr)
+
+    def notice(event: Event) -> None:
+        err.print(f"[notice]{escape(str(event.data.get('text', '')))}[/notice]")
+
+    task = withhold_secrets(task, notice)  # never into the job table
+    async with open_queue(url, pool_size=1) as queue:
+        job_id = await queue.submit(Job(session_id, "start", task))
+    err.print(
+        f"[muted]Queued as job {job_id}. A worker (`main.py worker`) runs it. Follow it in the web page "
+        f"(`main.py serve`, then the link with #{escape(session_id)}), or when it has ended continue it with "
+        f"`main.py run --session {escape(session_id)} TASK`.[/muted]"
+    )
+    console.print(session_id, markup=False, highlight=False)  # stdout: the session id alone
+    return 0
+
+
 def _run(coro: Coroutine[Any, Any, int], stop: StopFlag | None = None) -> int:
     """Run the command; SIGTERM and SIGHUP cancel it so every `async with` cleans up (a browser the
     app launched is closed, the MCP server stopped). `stop` learns that it was a signal, not Ctrl+C."""
@@ -303,6 +339,15 @@ def main(argv: list[str] | None = None) -> int:
             return _run(run_doctor(settings, console, env_file=args.env_file))
         if command == "observe":
             return _run(_observe(settings, console, args.url, full=args.full, as_json=args.json))
+        if command == "run" and args.detach:
+            return _run(_detach(settings, console, args.task, session=args.session))
+        if command == "worker":
+            from browser_copilot.jobs.worker import run_worker
+
+            def say(text: str) -> None:
+                err.print(f"[notice]{escape(text)}[/notice]")
+
+            return _run(run_worker(settings, notice=say, ready=say))
         if command == "run":
             from browser_copilot.ui.oneshot import run_once
 
@@ -325,6 +370,11 @@ def main(argv: list[str] | None = None) -> int:
         return _run(
             run_chat(settings, console, env_file=args.env_file, session=getattr(args, "session", None))
         )
+    except ConfigError as exc:
+        err.print("[error]Configuration error[/error] (fix these in .env or the environment):")
+        for problem in exc.problems:
+            err.print(f"  - {escape(problem)}")
+        return EXIT_CONFIG
     except NavigationError as exc:
         err.print(f"[error]Navigation failed:[/error] {escape(str(exc))}")
         return EXIT_FAILED

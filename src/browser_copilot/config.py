@@ -74,6 +74,11 @@ _FIXES: dict[str, str] = {
     "is deleted or the server stops)",
     "SERVER_TOKEN": "keep (the same token and sign-ins across restarts) or new (a fresh token, every "
     "browser signed out)",
+    "JOB_QUEUE": "on (tasks go into the DATABASE_URL job queue, run by `main.py worker` processes) or off "
+    "(each server runs its tasks itself)",
+    "JOB_STALLED_AFTER": "seconds from 3 to 3600 without a worker's heartbeat before its job is taken again",
+    "MAX_PARALLEL_RUNS": "a whole number from 1 to 16 (sessions that run at the same time in one browser)",
+    "MCP_IDLE_SECONDS": "seconds from 5 to 86400 an extra browser-tool process may stay idle before it stops",
 }
 
 
@@ -123,6 +128,14 @@ class Settings(BaseSettings):
     """Server mode: leave the tabs a web session opened when it is deleted or the server stops."""
     server_token: ServerToken = "keep"
     """Server mode: keep the token and the browsers' sign-ins across restarts (DATA_DIR), or start anew."""
+    job_queue: bool = False
+    """JOB_QUEUE=on: the server and `run --detach` put tasks into the Postgres job queue (`jobs/`)."""
+    job_stalled_after: float = Field(default=30.0, ge=3.0, le=3600.0)
+    """Seconds without a worker's heartbeat after which its job is taken again by another worker."""
+    max_parallel_runs: int = Field(default=3, ge=1, le=16)
+    """Sessions that run at the same time in one browser, each in its own window and MCP process."""
+    mcp_idle_seconds: float = Field(default=300.0, ge=5.0, le=86_400.0)
+    """An extra MCP process (parallel runs) idle this long is stopped (`browser.pool`)."""
 
     @field_validator("llm_base_url")
     @classmethod

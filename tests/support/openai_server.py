@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -38,10 +39,17 @@ def streamed(*pieces: str, gate: threading.Event | None = None, then: Reply | No
     }
 
 
+Router = Callable[[dict[str, Any]], Reply | None]
+"""Picks the reply for a request (several conversations at once); None: the next scripted reply."""
+
+
 class ScriptedOpenAI:
-    def __init__(self, *, models: list[str] | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self, *, models: list[str] | None = None, api_key: str | None = None, router: Router | None = None
+    ) -> None:
         self.models = models if models is not None else ["scripted-model"]
         self.api_key = api_key
+        self.router = router
         self.replies: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.sent: list[str] = []
@@ -119,7 +127,8 @@ class ScriptedOpenAI:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._json(404, {"error": {"message": "not found"}})
                     return
-                reply = owner._next()
+                routed = owner.router(request) if owner.router is not None else None
+                reply = routed if routed is not None else owner._next()
                 model = request.get("model", "scripted-model")
                 if request.get("stream"):
                     self._stream(reply, model)

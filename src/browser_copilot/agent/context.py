@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from langchain_core.language_models import BaseChatModel
 
@@ -14,6 +15,16 @@ from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.plain_steps import narrate
 from browser_copilot.safety.judge import Judge
 from browser_copilot.sandbox.network import UrlPolicy
+
+
+class ActionLedger(Protocol):
+    """A durable record of the approved actions about to run (`jobs.ledger`: a table in the job queue's
+    database), so that an action the user allowed runs at most once even when its process dies."""
+
+    async def claim(self, token: str) -> bool:
+        """Record that the approved action with this one-time `token` is about to run; False when it was
+        recorded before (a run taken again after a crash: it may already have happened)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +72,8 @@ class AgentContext:
     """Extra MCP servers (MCP_SERVERS_FILE, F60): their ready tools join the model's tools."""
     memory: MemoryBook | None = None
     """Long-term memory of the user's facts (`agent.memory.open_memory`); None: memory is off."""
+    ledger: ActionLedger | None = None
+    """Where an approved action is recorded before it runs (workers, `jobs/`); None: in one process."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "events", narrate(self.events))  # frozen: set once, here

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,9 @@ class AgentRunner:
         self.session_id = session_id
         self.locks = locks if locks is not None else locks_for(graph.checkpointer)
         self._tab_checked = False
+        self.keep_on_cancel: Callable[[], bool] = lambda: False
+        """Asked when a run is cancelled: True leaves the checkpoint where the run was (a worker that
+        stops releases its job, which another worker continues), else the run is marked cancelled."""
 
     @property
     def config(self) -> RunnableConfig:
@@ -82,6 +85,15 @@ class AgentRunner:
         Raises `SessionBusy` (and runs nothing) while another run of this session holds its lock."""
         async with self.locks.hold(self.session_id):
             return await self._send(text, mode)
+
+    async def continue_run(self) -> TurnOutcome:
+        """A run whose process died mid-way (a worker killed): on from its last checkpoint, under the
+        session's lock; where it already ended or waits for the user, where it stands."""
+        async with self.locks.hold(self.session_id):
+            snapshot = await self.graph.aget_state(self.config)
+            if not snapshot.next or snapshot.interrupts:
+                return await self.outcome()
+            return await self._run(None, resumed=True)
 
     async def secret_asked(self) -> Asked | None:
         """Whether the next message answers a request for a password, PIN or code (`secret_answers`)."""
@@ -137,6 +149,8 @@ class AgentRunner:
                     if not node.startswith("__"):
                         events(Event("node", {"node": node}))
         except asyncio.CancelledError:
+            if self.keep_on_cancel():
+                raise
             await asyncio.shield(self._mark_cancelled())
             events(Event("status", {"state": "idle"}))
             raise

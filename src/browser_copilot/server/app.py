@@ -108,7 +108,17 @@ async def static(request: web.Request) -> web.StreamResponse:
 
 
 async def list_sessions(request: web.Request) -> web.Response:
-    return _json({"sessions": await request.app[MANAGER].listing()})
+    manager = request.app[MANAGER]
+    sessions = await manager.listing()
+    return _json(
+        {
+            "sessions": sessions,
+            # Runs acting in the browser now (each in its own window), those waiting for a place, the limit.
+            "running": sum(1 for s in sessions if s["state"] == "running"),
+            "queued": sum(1 for s in sessions if s["state"] == "queued"),
+            "max_parallel_runs": manager.pool.limit,
+        }
+    )
 
 
 async def create_session(request: web.Request) -> web.Response:
@@ -501,6 +511,7 @@ async def running(
             open_checkpointer(settings) as saver,
             open_memory(settings) as memory,
             ExtraServers.from_settings(settings, notice=notice) as extras,
+            contextlib.AsyncExitStack() as stack,
         ):
             manager = SessionManager(
                 settings,
@@ -511,6 +522,10 @@ async def running(
                 extras=extras,
                 model=model,
             )
+            if settings.job_queue:  # runs are jobs for `main.py worker` processes (`server.queued`)
+                from browser_copilot.server.queued import open_queued
+
+                manager.queued = await stack.enter_async_context(open_queued(settings, manager))
             server = Server(
                 manager,
                 announce=announce,

@@ -1,17 +1,22 @@
-"""Server sessions on one browser: a runner and a hub per session, one run acting at a time.
+"""Server sessions on one browser: a runner and a hub per session, up to MAX_PARALLEL_RUNS at once.
 
-Runs of different sessions never interleave: a run holds `SessionManager.turn_lock` for its whole turn
-(the browser is shared) and the others wait in a FIFO queue, told their place as `status` with `queued`.
+A run holds a lease of the browser pool (`browser.pool`) for its whole turn: the first free one is the
+app's own browser session, the others are MCP server processes of their own on the same browser. Runs
+past the limit wait in a FIFO queue, told their place as `status` with `queued`. A run waiting for the
+user (a confirmation card, a question) has ended its turn: it holds nothing and blocks no other run.
 A message to a session whose run is active (running or queued) is refused with `busy`: wait for the
-answer or cancel. Each session works in a tab of its own (`BrowserSession.session_tab`); the first new
-session starts on the tab chosen when the browser session opened (the user's page in front, by the
-terminal's rule, and says so in the chat). The tabs the app opened for a session (its own tab, and the
-tabs that appeared while it ran that the agent worked in or that its tabs opened) are closed when the
-session is deleted or the server stops, unless `SERVER_KEEP_TABS`; a tab the app did not open never is.
+answer or cancel. Each session works in a tab of its own, in a window of its own
+(`BrowserSession.session_tab`), with the sites of its own task (`Session.sites`: a site named in one
+session never becomes part of another's); the first new session starts on the tab chosen when the
+browser session opened (the user's page in front, by the terminal's rule, and says so in the chat).
+The tabs the app opened for a session (its own tab, and the tabs that appeared while it ran that the
+agent worked in or that its tabs opened) are closed when the session is deleted or the server stops,
+unless `SERVER_KEEP_TABS`; a tab the app did not open never is.
 
 The live view (`server.live`) shows each session's tab; the user may click and type in it
-(`may_drive`) from the tab that gave the session its task, only while nothing acts in the browser and
-the session waits for the user in the browser (a hand-over) or for a new task.
+(`may_drive`) from the tab that gave the session its task, only while its own run does not act (and,
+with MAX_PARALLEL_RUNS=1, while nothing acts in the browser) and the session waits for the user in the
+browser (a hand-over) or for a new task.
 
 The checkpoint stays the source of truth (pending question, working state, stop reason).
 
@@ -31,9 +36,9 @@ import re
 import secrets
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -43,6 +48,7 @@ from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.agent.runner import AgentRunner, Graph, TurnOutcome, compile_graph
 from browser_copilot.agent.storage import forget_session, list_sessions, remember_session
+from browser_copilot.browser.pool import BrowserPool
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
@@ -53,6 +59,9 @@ from browser_copilot.metrics import Metrics
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.hub import VERSION, Hub, for_owner, outgoing
 from browser_copilot.server.live import LiveView, Viewer
+
+if TYPE_CHECKING:
+    from browser_copilot.server.queued import QueuedRuns
 
 log = logging.getLogger(__name__)
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -120,6 +129,10 @@ class Session:
     """The tabs the app opened for it (closed when it is deleted or the server stops)."""
     worked: set[str] = field(default_factory=set)
     """The tabs the agent worked in during its runs."""
+    sites: set[str] = field(default_factory=set)
+    """Its task's sites (the network policy's rule without lists), its own."""
+    browser: BrowserSession | None = None
+    """The pool's browser session its run holds, while it runs."""
 
     @property
     def busy(self) -> bool:
@@ -151,14 +164,15 @@ class SessionManager:
         self.graph: Graph = compile_graph(checkpointer)
         self.buffer = buffer
         self.sessions: dict[str, Session] = {}
-        self.turn_lock = asyncio.Lock()
+        self.pool = BrowserPool(settings, browser)
         self.queue: list[Session] = []
-        self.acting: Session | None = None
-        """The session whose run holds the browser now."""
+        """Sessions whose run waits for a free place (MAX_PARALLEL_RUNS), first first."""
         self.live = LiveView(lambda: browser.endpoint.url if browser.endpoint else None)
         self._background: set[asyncio.Task[None]] = set()
         self._headless: bool | None = None
         self._stored: dict[str, tuple[float, str]] = {}
+        self.queued: QueuedRuns | None = None
+        """JOB_QUEUE=on: runs are jobs for the workers, their events relayed (`server.queued`)."""
 
     # ----- sessions -----------------------------------------------------------------------
 
@@ -204,7 +218,7 @@ class SessionManager:
             rows[info.session_id]["state"] = "idle"
         for sid, s in self.sessions.items():
             row = rows.setdefault(sid, {"id": sid, "goal": "", "updated": _iso(s.updated)})
-            row["state"] = s.state
+            row["state"] = "queued" if s in self.queue else s.state
             row["updated"] = max(str(row["updated"]), _iso(s.updated))
         stored = [r for r in rows.values() if r["id"] not in self.sessions][:STATES_READ]
         for row in stored:
@@ -224,6 +238,8 @@ class SessionManager:
         return state
 
     async def detail(self, s: Session) -> dict[str, Any]:
+        if self.queued is not None:  # its job events, replayed into the hub before the page reads it
+            await self.queued.follow(s)
         last_event = s.hub.last_id  # before the state: every final up to it is in `chat` or still coming
         values = await s.runner.values()
         running = s.busy and s.state == "running"
@@ -266,9 +282,14 @@ class SessionManager:
         s.asker = client
         s.approval = None
         s.active = True
+        if self.queued is not None:  # a worker runs it; the answer comes through the relay
+            s.turn = asyncio.create_task(self.queued.submit(s, text), name=f"job-{s.id}")
+            return
         s.turn = asyncio.create_task(self._turn(s, text), name=f"turn-{s.id}")
 
     def cancel(self, s: Session) -> bool:
+        if self.queued is not None:
+            return self.queued.cancel(s)
         if not s.busy:
             return False
         assert s.turn is not None
@@ -283,15 +304,15 @@ class SessionManager:
         s.state = "running"
         s.updated = time.time()
         self.queue.append(s)
-        if self.turn_lock.locked():  # another run has the browser: say so (a free one is taken at once)
+        if self.pool.running + self.pool.waiting >= self.pool.limit:  # no free place: say so
             self._announce_queue()
         self._tell_drivers(s)
         try:
-            async with self.turn_lock:
+            async with self.pool.lease() as browser:
                 self.queue.remove(s)
                 self._announce_queue()
                 await remember_session(self.settings, s.id)
-                outcome = await self._act(s, text)
+                outcome = await self._act(s, text, browser)
         except asyncio.CancelledError:
             if s in self.queue:
                 self.queue.remove(s)
@@ -327,28 +348,31 @@ class SessionManager:
         with contextlib.suppress(CopilotError):
             await remember_session(self.settings, s.id, goal=outcome.values.get("current_goal") or None)
 
-    async def _act(self, s: Session, text: str) -> TurnOutcome:
+    async def _act(self, s: Session, text: str, browser: BrowserSession) -> TurnOutcome:
         values = await s.runner.values()
         url = str((values.get("observation") or {}).get("url") or "")
         before = await self._tab_ids()
         # A new session starts where the browser session started (the user's page, as in the terminal).
-        tab = await self.browser.session_tab(s.id, claim_start=not url)
-        self.acting = s
+        claim = not url and browser is self.browser
+        tab = await browser.session_tab(s.id, claim_start=claim, target=s.target)
+        browser.use_sites(s.sites)
+        s.runner.context = replace(s.runner.context, browser=browser)
+        s.browser = browser
         try:
             self._worked_in(s)
-            if tab.created and self.browser.agent_target:
-                s.opened.add(self.browser.agent_target)
+            if tab.created and browser.agent_target:
+                s.opened.add(browser.agent_target)
             if tab.adopted:
                 where = f"Working in your tab: {tab.title or '(untitled)'} — {tab.url}"
                 s.hub(Event("notice", {"text": where, "to_user": True}))
             elif tab.created and url.startswith(("http://", "https://")):
-                await self.browser.goto(url)  # a session from an earlier process: back where it worked
+                await browser.goto(url)  # a session from an earlier process: back where it worked
             return await s.runner.send(text, mode=s.mode)
         finally:
-            self.acting = None
             with contextlib.suppress(BrowserError, McpError):
-                await asyncio.shield(self.browser.keep_tab(s.id))
+                await asyncio.shield(browser.keep_tab(s.id))
             self._worked_in(s)
+            s.browser = None
             await asyncio.shield(self._count_new_tabs(s, before))
             self._in_background(self.live.retarget(s.id, s.target))
 
@@ -356,7 +380,9 @@ class SessionManager:
 
     def _worked_in(self, s: Session) -> None:
         """The agent's tab now is the session's (it may have switched tabs)."""
-        target = self.browser.agent_target
+        if s.browser is None:
+            return
+        target = s.browser.agent_target
         if target and target != s.target:
             s.target = target
             s.worked.add(target)
@@ -366,7 +392,7 @@ class SessionManager:
     def _follow(self, session_id: str, event: Event) -> None:
         """Each event of a session's run: the live view follows the agent to another tab at once."""
         s = self.sessions.get(session_id)
-        if s is not None and s is self.acting and event.kind in ("tool_result", "observation", "notice"):
+        if s is not None and s.browser is not None and event.kind in ("tool_result", "observation", "notice"):
             self._worked_in(s)
 
     async def _tab_ids(self) -> set[str] | None:
@@ -416,8 +442,8 @@ class SessionManager:
     async def live_target(self, s: Session) -> str | None:
         """The tab the live view shows for `s`: the agent's while it runs, else the session's; a session
         of an earlier process: the tab showing the page it was on, if one does."""
-        if s is self.acting and self.browser.agent_target:
-            return self.browser.agent_target
+        if s.browser is not None and s.browser.agent_target:
+            return s.browser.agent_target
         try:
             tabs = await self.live.targets()
         except CdpError:
@@ -451,7 +477,7 @@ class SessionManager:
         """Why tab `client` may not click or type in `s`'s tab now, or None."""
         if s.asker is not None and client != s.asker:
             return NOT_OWNER
-        if s.busy or self.turn_lock.locked():
+        if s.busy or (self.pool.limit == 1 and self.pool.running > 0):
             return AGENT_ACTS
         pending = await s.runner.pending()
         if pending is not None and pending.get("kind") != "manual":
@@ -539,6 +565,7 @@ class SessionManager:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         await self._close_tabs(list(self.sessions.values()))
+        await self.pool.close()
         await self.live.close()
         for s in self.sessions.values():
             s.hub.close()

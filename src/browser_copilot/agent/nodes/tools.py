@@ -74,8 +74,26 @@ from browser_copilot.sandbox.guard import Allow
 from browser_copilot.sandbox.network import refusal_note
 
 Next = Literal[
-    "agent", "self_corrector", "strategy_adapter", "progress_analyzer", "progress_reporter", "human_in_loop"
+    "agent",
+    "observe",
+    "self_corrector",
+    "strategy_adapter",
+    "progress_analyzer",
+    "progress_reporter",
+    "human_in_loop",
 ]
+
+
+MAYBE_RAN = (
+    "The user allowed {what}, but the app stopped while it was being done, so it was not run again: it "
+    "may already have happened. Look at the page (or ask the user) to check before doing it again."
+)
+
+
+async def _first_run(ctx: AgentContext, token: str) -> bool:
+    """Record, before it runs, that the approved action `token` runs (`AgentContext.ledger`); False when a
+    run that died had recorded it already: it is not run a second time."""
+    return ctx.ledger is None or not token or await ctx.ledger.claim(token)
 
 
 def _new_tabs(result: CodeResult, state: AgentState) -> list[Tab]:
@@ -250,6 +268,8 @@ async def _run_code(run: _Run, ctx: AgentContext, call: ToolCall, args: browser_
     if approved and allow_js:
         what = str(allow_js.get("what") or "the action")
         allowed = f"The user allowed {what} and it ran. "
+        if not await _first_run(ctx, str(allow_js.get("token") or "")):
+            return MAYBE_RAN.format(what=what)
     judged: set[str] = set()
     while True:
         outcome = await _run_guarded(run, ctx, call, args, allow)
@@ -455,7 +475,8 @@ def _route(run: _Run, state: AgentState, ctx: AgentContext) -> Next:
     plan = run.working().get("plan") or []
     if len(plan) >= 3 and run.steps - mark[0] >= ctx.limits.progress_every:
         return "progress_analyzer"
-    return "agent"
+    # The call may have changed the page: straight to observe (the agent would only send it there).
+    return "observe" if run.stale or state.get("observation_stale", False) else "agent"
 
 
 async def _replay(state: AgentState, ctx: AgentContext) -> Command[Next]:
@@ -464,20 +485,27 @@ async def _replay(state: AgentState, ctx: AgentContext) -> Command[Next]:
     held, allow_js = replay.get("held", {}), replay.get("allow", {})
     allow = Allow(held=allow_js.get("held", []), token=allow_js.get("token", ""))
     code = str(replay.get("code") or "")
-    if held.get("opaque") and code:
-        observation = state.get("observation")
-        program = guarded_code(code, observation["frames"] if observation else None, allow, preflight=False)
-    else:
-        program = replay_code(str(held.get("id")), str(held.get("kind")), allow, held.get("url"))
-    result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)
     what = replay.get("what", "the action")
-    text = (
-        f"The user allowed {what} and it ran (once)."
-        if result.ok and guard_report(result) is None
-        else f"The user allowed {what}, but it could not be done: {result.error or 'it was held again'}."
-    )
+    ok = True
+    if not await _first_run(ctx, allow.token):
+        text, ok = MAYBE_RAN.format(what=what), False
+    else:
+        if held.get("opaque") and code:
+            observation = state.get("observation")
+            program = guarded_code(
+                code, observation["frames"] if observation else None, allow, preflight=False
+            )
+        else:
+            program = replay_code(str(held.get("id")), str(held.get("kind")), allow, held.get("url"))
+        result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)
+        ok = result.ok
+        text = (
+            f"The user allowed {what} and it ran (once)."
+            if result.ok and guard_report(result) is None
+            else f"The user allowed {what}, but it could not be done: {result.error or 'it was held again'}."
+        )
     text += str(replay.get("note") or "")
-    ctx.events(Event("tool_result", {"tool": "replay", "ok": result.ok, "result": text}))
+    ctx.events(Event("tool_result", {"tool": "replay", "ok": ok, "result": text}))
     return Command(
         update={
             "replay": None,
