@@ -714,10 +714,18 @@ class NetworkGuard:
             target_id = frame if frame in self._targets else self._frames.get(frame)
         return self._targets.get(target_id) if target_id else None
 
+    @property
+    def _reaching(self) -> bool:
+        """A call is in flight in a run that has a tab: its code can reach any tab, and a tab that opens
+        now is taken for its doing. A guard whose run has no tab yet (a warm spare of `browser.pool`)
+        runs only the app's own code, on the browser context: its calls reach no tab, so a tab the
+        user opens meanwhile stays the user's."""
+        return self._calls > 0 and bool(self._agent_tabs)
+
     def _covered(self, target: _Target | None) -> bool:
         if target is not None and self._others(target):
             return False
-        return self._calls > 0 or (target is not None and target.agent)
+        return self._reaching or (target is not None and target.agent)
 
     async def _adopt(self, target_id: str) -> None:
         """Cover an existing tab that becomes the agent's (attach to it if this connection is not)."""
@@ -823,7 +831,7 @@ class NetworkGuard:
         by_opener = info.get("openerId") in self._agent_tabs or (
             info.get("openerId") in self._targets and self._targets[str(info["openerId"])].agent
         )
-        created = known.created_in_call if known is not None else self._calls > 0
+        created = known.created_in_call if known is not None else self._reaching
         opened = by_opener or created
         return opened, opened
 
@@ -851,7 +859,7 @@ class NetworkGuard:
         one you opened while the code ran."""
         if main and target.opened_by_agent and not target.committed and not url.startswith(_NEW_TAB):
             self._to_close.add(target.id)
-            if self._calls == 0:
+            if not self._reaching:
                 self._spawn(self._close_tab(target.id))
         if self._cdp is not None and session is not None:
             params = {"url": "about:blank"} if main else {"url": "about:blank", "frameId": frame}
@@ -874,7 +882,7 @@ class NetworkGuard:
                 str(info.get("url") or ""),
                 info.get("openerId"),
                 tab=target_id if info.get("type") == "page" else "",
-                created_in_call=self._calls > 0,
+                created_in_call=self._reaching,
             )
 
     async def _target_changed(self, params: dict[str, Any], session: str | None) -> None:
@@ -888,7 +896,7 @@ class NetworkGuard:
         scheme = urlsplit(target.url).scheme
         if scheme in ("http", "https"):
             target.committed = True
-            if not target.agent and self._calls == 0 and not self._others(target):
+            if not target.agent and not self._reaching and not self._others(target):
                 self.bring_in(target.url)  # the user's own browsing, in a tab of theirs
         elif (
             self._covered(target)
@@ -921,7 +929,7 @@ class NetworkGuard:
         target = self._targets.get(target_id)
         if target is None:
             target = _Target(target_id, kind, str(info.get("url") or ""), info.get("openerId"))
-            target.created_in_call = self._calls > 0
+            target.created_in_call = self._reaching
             self._targets[target_id] = target
         target.session = child_session
         self._sessions[child_session] = target_id
@@ -1102,7 +1110,7 @@ class NetworkGuard:
         except ValueError:
             return False
         # A blank tab opens it: the user does, between calls (a call's code may not).
-        blank = self._calls == 0 and (tab.url in ("", "about:blank") or tab.url.startswith(_NEW_TAB))
+        blank = not self._reaching and (tab.url in ("", "about:blank") or tab.url.startswith(_NEW_TAB))
         same = (page.hostname, page.port) == (there.hostname, there.port)
         return blank or same
 
