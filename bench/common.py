@@ -1,4 +1,4 @@
-"""What the benchmarks share: a headless Chromium of their own in a temporary folder."""
+"""What the benchmarks share: a headless Chromium of their own in a temporary folder, a process's memory."""
 
 from __future__ import annotations
 
@@ -33,3 +33,14 @@ def bench_browser(prefix: str) -> Iterator[tuple[LaunchedBrowser, Path]]:
     finally:
         browser.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB (0 when it has gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return 0.0
+    return 0.0

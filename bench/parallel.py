@@ -20,21 +20,16 @@ import itertools
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from common import bench_browser
+from common import bench_browser, rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun  # noqa: E402
-from langchain_core.language_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage  # noqa: E402
-from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
-from langchain_core.runnables import Runnable  # noqa: E402
 from tests.support.pages import PageServer  # noqa: E402
+from tests.support.scripted_model import ScriptedModel  # noqa: E402
 
 from browser_copilot.agent.storage import open_checkpointer  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
@@ -44,7 +39,7 @@ from browser_copilot.server.sessions import SessionManager  # noqa: E402
 _ids = itertools.count(1)
 
 
-class Errands(BaseChatModel):
+class Errands(ScriptedModel):
     """Each task: open the page, read its heading, answer. Decided from the conversation so far, so
     that runs of several sessions can call it in any order."""
 
@@ -54,10 +49,7 @@ class Errands(BaseChatModel):
     def _llm_type(self) -> str:
         return "bench-errands"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, BaseMessage]:
-        return self
-
-    def _reply(self, messages: list[BaseMessage]) -> AIMessage:
+    def _next(self, messages: list[BaseMessage]) -> AIMessage:
         last_user = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
         done = sum(1 for m in messages[last_user:] if isinstance(m, ToolMessage))
         steps = [
@@ -68,34 +60,6 @@ class Errands(BaseChatModel):
             call = {"name": "browser_run_code", "args": {"code": steps[done]}, "id": f"c{next(_ids)}"}
             return AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
         return AIMessage(content="Read the page's heading.")
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages))])
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def children() -> dict[int, list[int]]:

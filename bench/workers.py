@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import bench_browser
+from common import bench_browser, rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -34,16 +34,6 @@ from tests.support.pages import PageServer  # noqa: E402
 from tests.support.postgres import LocalPostgres, find_bin_dir  # noqa: E402
 
 from browser_copilot.jobs.queue import Job, open_queue  # noqa: E402
-
-
-def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return 0.0
-    return 0.0
 
 
 def descendants(pid: int) -> list[int]:

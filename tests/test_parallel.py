@@ -10,16 +10,13 @@ import itertools
 import json
 import threading
 import urllib.request
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pexpect
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
@@ -40,7 +37,7 @@ from tests.support.openai_server import ScriptedOpenAI, text
 from tests.support.openai_server import call as openai_call
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
-from tests.support.scripted_model import code, say
+from tests.support.scripted_model import ScriptedModel, code, say
 from tests.support.sites import Request, Site
 from tests.support.waiting import async_wait_until, wait_until
 
@@ -48,7 +45,7 @@ LIMIT = 60.0
 _ids = itertools.count(1)
 
 
-class PerTask(BaseChatModel):
+class PerTask(ScriptedModel):
     """A scripted model answering each session from its own script: the first script whose key is in
     the session's first user message (runs of several sessions interleave their model calls)."""
 
@@ -58,9 +55,6 @@ class PerTask(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return "scripted-per-task"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, BaseMessage]:
-        return self
 
     def _next(self, messages: list[BaseMessage]) -> AIMessage:
         task = next((str(m.content) for m in messages if isinstance(m, HumanMessage)), "")
@@ -73,24 +67,6 @@ class PerTask(BaseChatModel):
         reply = script[at] if at < len(script) else AIMessage(content="(script exhausted)")
         calls = [{**c, "id": f"call_{next(_ids)}"} for c in reply.tool_calls]
         return AIMessage(content=reply.content, tool_calls=calls)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._next(messages))])
 
 
 @contextlib.asynccontextmanager

@@ -41,7 +41,10 @@ def say(text: str) -> AIMessage:
 
 
 class ScriptedModel(BaseChatModel):
-    replies: list[Any]
+    """Replies in order; a subclass that answers otherwise (per session, from the conversation) overrides
+    `_next` alone."""
+
+    replies: list[Any] = Field(default_factory=list)
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
     index: int = 0
 

@@ -86,22 +86,7 @@ class QueuedRuns:
         if dropped and self.jobs.get(s.id) == job_id:
             del self.jobs[s.id]
             s.active = False
-            self._cancelled(s)
-
-    def _cancelled(self, s: Session) -> None:
-        from browser_copilot.server.sessions import CANCELLED
-
-        s.state = "idle"
-        s.hub.send({"kind": "status", "state": "idle"})
-        s.hub.send(
-            {
-                "kind": "agent_message",
-                "text": CANCELLED,
-                "stop_reason": "cancelled",
-                "verified": False,
-                "doubts": [],
-            }
-        )
+            s.cancelled()
 
     def _deliver(self, stored: StoredEvent) -> None:
         s = self.manager.sessions.get(stored.session)
@@ -133,7 +118,7 @@ class QueuedRuns:
             if replayed:
                 return
             if data.get("code") == "cancelled":
-                self._cancelled(s)
+                s.cancelled()
                 return
             s.state = "idle"
             s.hub.send({"kind": "error", "code": str(data.get("code")), "message": str(data.get("message"))})

@@ -138,6 +138,20 @@ class Session:
     def busy(self) -> bool:
         return self.active
 
+    def cancelled(self) -> None:
+        """Its run was stopped: idle again, and the chat says so (a stop's answer, unverified)."""
+        self.state = "idle"
+        self.hub.send({"kind": "status", "state": "idle"})
+        self.hub.send(
+            {
+                "kind": "agent_message",
+                "text": CANCELLED,
+                "stop_reason": "cancelled",
+                "verified": False,
+                "doubts": [],
+            }
+        )
+
 
 class SessionManager:
     def __init__(
@@ -317,17 +331,7 @@ class SessionManager:
             if s in self.queue:
                 self.queue.remove(s)
                 self._announce_queue()
-            s.state = "idle"
-            s.hub.send({"kind": "status", "state": "idle"})
-            s.hub.send(
-                {
-                    "kind": "agent_message",
-                    "text": CANCELLED,
-                    "stop_reason": "cancelled",
-                    "verified": False,
-                    "doubts": [],
-                }
-            )
+            s.cancelled()
             raise
         except SessionBusy as exc:  # another server process on the same database runs it now
             s.state = "idle"

@@ -535,20 +535,26 @@ class ChatApp:
             return
         await self.ask(word)
 
-    async def ask(self, text: str) -> None:
+    async def _ready_to_run(self) -> AgentRunner | None:
+        """The runner, once the agent, a model, the browser and the extra servers are there (None, and
+        said, when one is not); the guard is installed before the first action."""
         if not await self.wait_for("agent"):
-            return
+            return None
         if self.runner is None:
             show(
                 self.console,
                 Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn"),
             )
-            return
-        if not await self.wait_for("browser", "extras"):  # the guard is installed before the first action
+            return None
+        return self.runner if await self.wait_for("browser", "extras") else None
+
+    async def ask(self, text: str) -> None:
+        runner = await self._ready_to_run()
+        if runner is None:
             return
         started = time.monotonic()
-        self.printer.start(started, await self.runner.values())
-        self.turn = asyncio.create_task(self.runner.send(text, mode=self.mode))
+        self.printer.start(started, await runner.values())
+        self.turn = asyncio.create_task(runner.send(text, mode=self.mode))
         try:
             with self.printer.live():
                 outcome = await self.turn
@@ -562,8 +568,8 @@ class ChatApp:
                 "[warn]Cancelled.[/warn] The browser and the session are intact; "
                 "a new message continues the same goal."
             )
-            goal = (await self.runner.values()).get("current_goal")
-            await remember_session(self.settings, self.runner.session_id, goal=goal or None)
+            goal = (await runner.values()).get("current_goal")
+            await remember_session(self.settings, runner.session_id, goal=goal or None)
             return
         except (BrowserError, McpError) as exc:
             self.console.print(f"[error]The browser is unavailable:[/error] {escape(str(exc))}")
@@ -574,7 +580,7 @@ class ChatApp:
         finally:
             self.turn = None
         await remember_session(
-            self.settings, self.runner.session_id, goal=outcome.values.get("current_goal") or None
+            self.settings, runner.session_id, goal=outcome.values.get("current_goal") or None
         )
         render_outcome(self.console, outcome, seconds=time.monotonic() - started)
         if outcome.stop_reason == "error":
@@ -649,15 +655,8 @@ class ChatApp:
         if not task:
             self.console.print("[muted]/bg TASK runs TASK in the background; /jobs lists the jobs.[/muted]")
             return
-        if not await self.wait_for("agent"):
-            return
-        if self.runner is None:
-            show(
-                self.console,
-                Panel(escape(HOW_TO_CONFIGURE), title="Set up a model first", border_style="warn"),
-            )
-            return
-        if not await self.wait_for("browser", "extras"):
+        runner = await self._ready_to_run()
+        if runner is None:
             return
         if self.jobs is None:
             from browser_copilot.ui.jobs import Jobs
@@ -665,8 +664,8 @@ class ChatApp:
             self.jobs = Jobs(
                 self.settings,
                 browser=self.browser_session(),
-                graph=self.runner.graph,
-                context=self.runner.context,
+                graph=runner.graph,
+                context=runner.context,
                 tell=self.notice,
             )
             self.stack.push_async_callback(self.jobs.close)
