@@ -218,20 +218,25 @@ def test_two_workers_finish_six_jobs_and_stop_cleanly(
     assert not pids_mentioning(str(tmp_path))
 
 
+def _delete_account(site: JobSite, answer: str) -> list[Reply]:
+    """The model opens the account page, clicks "Delete account" (a card), then answers."""
+    click = (
+        "async (page) => { await page.getByRole('button', { name: 'Delete account' }).click(); "
+        "await page.waitForURL('**/delete') }"
+    )
+    return [
+        call("browser_run_code", code=f"async (page) => {{ await page.goto('{site.url('/account')}') }}"),
+        call("browser_run_code", code=click),
+        text(answer),
+    ]
+
+
 def test_a_worker_killed_during_an_allowed_action_leaves_it_done_once_and_another_worker_finishes(
     tmp_path: Path, external_browser: LaunchedBrowser, model: JobModel, site: JobSite, postgres_url: str
 ) -> None:
     env = _env(tmp_path, "submit", external_browser, model, postgres_url)
     job = "job-kill"
-    click = (
-        "async (page) => { await page.getByRole('button', { name: 'Delete account' }).click(); "
-        "await page.waitForURL('**/delete') }"
-    )
-    model.scripts[job] = [
-        call("browser_run_code", code=f"async (page) => {{ await page.goto('{site.url('/account')}') }}"),
-        call("browser_run_code", code=click),
-        text("I checked the page: the account is deleted."),
-    ]
+    model.scripts[job] = _delete_account(site, "I checked the page: the account is deleted.")
     workers = _workers(env, tmp_path, 2)
     try:
         session = _detach(env, f"Delete my account [{job}]")
@@ -359,15 +364,7 @@ async def test_a_card_of_a_job_is_allowed_through_another_server_process_and_the
     site.release.set()
     env = _env(tmp_path, "serve", external_browser, model, postgres_url)
     job = "job-card"
-    click = (
-        "async (page) => { await page.getByRole('button', { name: 'Delete account' }).click(); "
-        "await page.waitForURL('**/delete') }"
-    )
-    model.scripts[job] = [
-        call("browser_run_code", code=f"async (page) => {{ await page.goto('{site.url('/account')}') }}"),
-        call("browser_run_code", code=click),
-        text("The account is deleted."),
-    ]
+    model.scripts[job] = _delete_account(site, "The account is deleted.")
     workers = _workers(env, tmp_path, 1)
     servers = [App("serve", "--port", "0", env={**env, "DATA_DIR": str(tmp_path / n)}) for n in ("a", "b")]
     client, session = "tab-0123456789abcdef", "card-session"
