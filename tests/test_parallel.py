@@ -334,6 +334,29 @@ def bg_job_and_its_card(child: pexpect.spawn, data: Path) -> None:
     wait_until(lambda: not pids_mentioning(str(data)), what="every MCP server process to exit")
 
 
+async def test_a_spare_process_is_kept_warm_only_once_two_runs_were_asked_for_at_once(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    """One run at a time never starts a second MCP process (~220 MB); once two runs overlap, one more is
+    started ahead for the next."""
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint)
+    pool = BrowserPool(settings, browser_session)
+    marker = str((tmp_path / "mcp").resolve()) + "/run-"
+    try:
+        for _ in range(3):
+            async with pool.lease() as only:
+                assert only is browser_session
+                await only.run_code("async (page) => 1")
+        assert pool.started == 0 and not pids_mentioning(marker)
+        async with pool.lease() as first, pool.lease() as second:
+            assert first is browser_session and second is not browser_session
+            await async_wait_until(lambda: pool.started == 2, timeout=LIMIT, what="a spare started ahead")
+        assert len(pool.sessions) == 2  # the second run's process and the spare, both idle now
+    finally:
+        await pool.close()
+    assert not pids_mentioning(marker)
+
+
 async def test_per_site_pacing_limits_count_the_actions_of_every_run_in_the_browser(
     browser_session: BrowserSession, pages: PageServer, tmp_path: Path
 ) -> None:

@@ -73,6 +73,9 @@ class BrowserPool:
         self._reaper: asyncio.Task[None] | None = None
         self._numbers = 0
         self._cold = 0
+        self._wanted_more = not share_main
+        """A run has needed a process of the pool's own: from then on one is kept warm ahead (a user who
+        never runs two at once never pays for a second process)."""
         self._closed = False
         self.started = 0
         """Server processes the pool started so far (for the bench and the tests)."""
@@ -128,6 +131,7 @@ class BrowserPool:
             self._main_free = False
             self._warm_spare()
             return self.browser
+        self._wanted_more = True
         if self._idle:
             session = self._idle.pop().session  # the most recently used: the others may go idle
         else:
@@ -175,7 +179,10 @@ class BrowserPool:
         return session
 
     def _warm_spare(self) -> None:
-        """One session started ahead while fewer than the limit exist (besides the app's own)."""
+        """One session started ahead while fewer than the limit exist (besides the app's own), once runs
+        have needed more than the app's own."""
+        if not self._wanted_more:
+            return
         exist = len(self._leased) + len(self._idle) + self._cold + (1 if self._share_main else 0)
         if self._closed or self._spare is not None or self._idle or exist >= self.limit:
             return
