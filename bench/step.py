@@ -25,10 +25,13 @@ The last line: step_median_ms=... step_p90_ms=... mcp_call_ms=... raw_cdp_ms=...
 prompt_tokens_median=... prompt_prefix_share=... step_median_ms_human=... step_p90_ms_human=...
 tool_schema_tokens=... tool_schema_tokens_servers=... act_ms=... observe_ms=... model_ms=...
 checkpoint_ms=... events_ms=... graph_ms=... guard_ms=... settle_ms=... runtime_install_ms=...
+framework_median_ms=...
 (step_* without pacing, *_human with it; a mode not run is left out; tool_schema_tokens_servers is
 built-in plus the two servers; act_ms...graph_ms: the phases, median per step without pacing; guard_ms:
 guarded minus raw code call for the same action, median; settle_ms: observation with minus without settle;
-runtime_install_ms: a guarded call in a new document minus the next one there)
+runtime_install_ms: a guarded call in a new document minus the next one there; framework_median_ms:
+each step without pacing minus the median raw code call of its action — what the framework adds to
+what the browser itself does, one MCP round trip of transport left in the action)
 """
 
 from __future__ import annotations
@@ -320,6 +323,7 @@ async def main() -> None:
         with PageServer() as pages:
             async with TimedSession(settings) as session:
                 by_mode: dict[str, list[float]] = {mode: [] for mode in modes}
+                kinds_off: list[str] = []  # the action of each step without pacing
                 phases: list[dict[str, float]] = []
                 prompt_tokens: list[int] = []
                 prefix_shares: list[float] = []
@@ -330,6 +334,7 @@ async def main() -> None:
                         by_mode[mode] += times
                         if mode == "off":
                             phases += steps
+                            kinds_off += [ACTIONS[i % len(ACTIONS)] for i in range(len(times))]
                         tokens, shares = await asyncio.to_thread(prompt_figures, model.prompts)
                         prompt_tokens += tokens
                         prefix_shares += shares
@@ -374,6 +379,11 @@ async def main() -> None:
     for kind, (raw_ms, guarded_ms) in per_kind.items():
         print(f"  {kind:<34} {raw_ms:>11.1f} {guarded_ms:>10.1f}")
     print(f"{'of an action: what the guard adds (guarded - raw call)':<58} {guard_ms:>10.1f}")
+    framework = [t - per_kind[kind][0] for t, kind in zip(by_mode.get("off", []), kinds_off, strict=True)]
+    if framework:
+        framework_ms = statistics.median(framework)
+        label = "a step minus its action as one raw code call (framework)"
+        print(f"{label:<58} {framework_ms:>10.1f}")
     print(f"{'a new document: the guard runtime put there (first call)':<58} {install_ms:>10.1f}")
     print(f"{'of an observation: what the settle wait adds':<58} {settle_ms:>10.1f}")
     tokens_median = statistics.median(prompt_tokens)
@@ -403,6 +413,8 @@ async def main() -> None:
     summary.append(f"tool_schema_tokens={schemas.builtin} tool_schema_tokens_servers={schemas.total}")
     summary += [f"{name}_ms={ms:.1f}" for name, ms in shares.items()]
     summary.append(f"guard_ms={guard_ms:.1f} settle_ms={settle_ms:.1f} runtime_install_ms={install_ms:.1f}")
+    if framework:
+        summary.append(f"framework_median_ms={framework_ms:.1f}")
     print(" ".join(summary))
 
 

@@ -489,10 +489,12 @@ async def observe(
     banner is closed by rejecting it.
     """
     started = time.perf_counter()
-    code = observation_code(full=full, screenshot=screenshot, settle=settle, source=False)
+    # The settle's quiet time counts from the end of the last code call (the action), not from now.
+    since = round((time.monotonic() - session.call_ended) * 1000) if settle and session.call_ended else 0
+    code = observation_code(full=full, screenshot=screenshot, settle=settle, source=False, since=since)
     result = await session.run_code(code, idempotent=True)
     if result.ok and result.value == SEND_SOURCE:
-        code = observation_code(full=full, screenshot=screenshot, settle=settle)
+        code = observation_code(full=full, screenshot=screenshot, settle=settle, since=since)
         result = await session.run_code(code, idempotent=True)
     elapsed = (time.perf_counter() - started) * 1000
     dialog = parse_dialog(result)

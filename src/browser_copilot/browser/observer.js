@@ -9,20 +9,25 @@ globalThis.__bcObserver = {
   banner: __BANNER__,
   words: __COOKIE_WORDS__,
 
-  // Wait until the DOM is quiet (30 ms without mutations) or `maxMs` passed: no blanket sleep.
-  settle(maxMs) {
+  // Wait until the DOM is quiet or `maxMs` passed: no blanket sleep. Quiet is 10 ms with no change, or
+  // 30 ms after the last change. The 10 ms count from `sinceMs` before this call (the time since the
+  // app's last code call ended, so after the action), and the tracker below says whether the page changed
+  // in that time; without its knowledge (a document met for the first time) they count from now.
+  settle(maxMs, sinceMs = 0) {
     return new Promise((resolve) => {
       const start = performance.now();
-      let last = start;
-      let changed = false;
+      const from = this.changedAt === null ? start : start - Math.max(0, Math.min(sinceMs, 200));
+      let last = this.changedAt !== null && this.changedAt > from ? this.changedAt : start;
+      let changed = last !== start;
       const observer = new MutationObserver(() => { last = performance.now(); changed = true; });
       observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true, characterData: true });
       const check = () => {
         const now = performance.now();
-        const quiet = document.readyState !== 'loading' && (changed ? now - last >= 30 : now - start >= 10);
-        if (quiet || now - start >= maxMs) { observer.disconnect(); resolve(changed); } else setTimeout(check, 15);
+        const quiet = document.readyState !== 'loading' && (changed ? now - last >= 30 : now - from >= 10);
+        if (quiet || now - start >= maxMs) { observer.disconnect(); resolve(changed); return; }
+        setTimeout(check, changed || document.readyState === 'loading' ? 15 : Math.max(1, from + 10 - now));
       };
-      setTimeout(check, 10);
+      check();
     });
   },
 
@@ -49,14 +54,18 @@ globalThis.__bcObserver = {
   // the scroll position, the focused element, the listed fields' values (a script can set them without
   // an event) and that no animation runs. Pages whose frames or shadow roots were walked are always
   // extracted again (their changes are not seen from here). The app's own stamps and marks are not changes.
+  // `changedAt`: when the last of those changes happened (null until the tracker runs); the tracker
+  // starts when the observer is put into the document (while a new document loads).
   gen: 0,
+  changedAt: null,
   tracker: null,
   last: null,
   track() {
     if (this.tracker) return;
     const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
       : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
-    const bump = () => { this.gen += 1; };
+    const bump = () => { this.gen += 1; this.changedAt = performance.now(); };
+    this.changedAt = performance.now();
     this.tracker = new MutationObserver((records) => { if (!records.every(ours)) bump(); });
     this.tracker.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     for (const type of ['input', 'change', 'focusin', 'focusout', 'scroll', 'resize', 'pointerover', 'pointerout',
@@ -73,7 +82,7 @@ globalThis.__bcObserver = {
       if (el.tagName === 'SELECT') fields.push(el.selectedIndex);
       else if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') fields.push(el.value, el.checked);
     }
-    return JSON.stringify([opts, location.href, innerWidth, innerHeight, scrollX, scrollY, fields]);
+    return JSON.stringify([{ ...opts, since: 0 }, location.href, innerWidth, innerHeight, scrollX, scrollY, fields]);
   },
   reusable(opts) {
     const last = this.last;
@@ -88,7 +97,7 @@ globalThis.__bcObserver = {
   async observe(opts) {
     const started = performance.now();
     this.track();
-    if (opts.settle) await this.settle(800);
+    if (opts.settle) await this.settle(800, opts.since);
     let banner = null;
     if (opts.banners && !this.quiet) {
       banner = this.banner(this.words);
@@ -132,3 +141,4 @@ globalThis.__bcObserver = {
     document.documentElement.appendChild(layer);
   },
 };
+globalThis.__bcObserver.track();

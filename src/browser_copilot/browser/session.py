@@ -217,6 +217,8 @@ class BrowserSession:
         self.created_tab = False
         """Whether the agent's tab was opened by this session (not the user's, nor one it found blank)."""
         self._lock = asyncio.Lock()
+        self.call_ended = 0.0
+        """When the last code call through this session ended (`time.monotonic`; 0: none yet)."""
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = url_policy if url_policy is not None else UrlPolicy.from_settings(settings)
         self._forbidden_told: list[str] | None = None
@@ -475,8 +477,10 @@ class BrowserSession:
             async with self.network.acting():
                 text, is_error = await self.mcp.call(self.mcp.code_tool_name, {"code": code}, timeout=timeout)
         except NetworkPolicyDown as exc:
+            self.call_ended = time.monotonic()
             # Nothing ran. A refused connection reads as the browser gone, so `run_code` recovers.
             return CodeResult(ok=False, error=str(exc))
+        self.call_ended = time.monotonic()
         return parse_code_result(text, is_error=is_error)
 
     async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
