@@ -12,10 +12,10 @@
     const { targetInfo } = await session.send('Target.getTargetInfo');
     await session.send('Page.enable');  // scripts for new documents run only with the Page domain on
     await session.send('Page.addScriptToEvaluateOnNewDocument', { source: earlySource, worldName: WORLD, runImmediately: true });
-    const world = { session, frameId: targetInfo.targetId, contextId: null };
+    const world = { session, frameId: targetInfo.targetId, contextId: null, doc: 0, lang: undefined };
     // A new document in the main frame has a new context of the world: forget the old one at once.
     session.on('Page.frameNavigated', (event) => {
-      if (!event.frame.parentId) { world.contextId = null; world.creating = null; }
+      if (!event.frame.parentId) { world.contextId = null; world.creating = null; world.doc += 1; }
     });
     page.__bcWorld = world;
     return world;
@@ -53,27 +53,39 @@
   // One install per document of a page: an op that meets the document while another op's install is on
   // its way there (the re-arm at domcontentloaded and the count after the action that loaded it) waits
   // for that one, then asks again, instead of sending the runtime (tens of kB) a second time.
+  // A page's next document most often has the language of its last one: when an op meets a new
+  // document, the runtime for that language goes ahead of the op in the same round trip, installed only
+  // if the document has that language and no runtime yet (else the op answers "missing" as before).
   const missing = (out) => out && typeof out === 'object' && typeof out.__bcMissing === 'string';
+  const installText = (lang, guessed) => {
+    const body = `if (!window.__bcEarly) { ${earlySource} }\nwindow.__bcRuntime = ${context.__bcRuntimeFor(lang)};\n`;
+    // The same text in every document of a language, so the browser compiles it once and then reuses
+    // its code; the op is asked apart.
+    if (!guessed) return `${body}0`;
+    return `if (!window.__bcRuntime && (document.documentElement.lang || '') === ${JSON.stringify(lang)}) {\n${body}}\n0`;
+  };
   const ops = (evaluate, worldOfCall) => async (args) => {
     const call = `window.__bcRuntime ? window.__bcRuntime(${JSON.stringify(args)})`
       + ` : { __bcMissing: document.documentElement.lang || '' }`;
-    let out = await evaluate(call);
     const world = worldOfCall ? worldOfCall() : null;
-    if (missing(out) && world && world.install && world.install.contextId === world.contextId) {
-      await world.install.done.catch(() => null);
+    const pending = () => (world && world.install && world.install.doc === world.doc ? world.install.done : null);
+    if (world && !world.contextId && world.lang !== undefined && !pending()) {
+      // Not awaited here (the op follows it on the same session); a failure is the op's to meet.
+      world.install = { doc: world.doc, done: evaluate(installText(world.lang, true)).catch(() => null) };
+    }
+    let out = await evaluate(call);
+    if (missing(out) && pending()) {
+      await pending().catch(() => null);
       out = await evaluate(call);
     }
     if (missing(out)) {
-      const runtime = context.__bcRuntimeFor(out.__bcMissing);
-      const install = `if (!window.__bcEarly) { ${earlySource} }\nwindow.__bcRuntime = ${runtime};\n`;
-      // The same text in every document of a language, so the browser compiles it once and then reuses
-      // its code; the op is asked apart.
-      const done = evaluate(`${install}0`);
-      if (world) world.install = { contextId: world.contextId, done };
+      const lang = out.__bcMissing;
+      const done = evaluate(installText(lang, false));
+      if (world) { world.install = { doc: world.doc, done }; world.lang = lang; }
       await done;
       out = await evaluate(call);
       // Another document came in between: the runtime and the op in one go there.
-      if (missing(out)) out = await evaluate(`${install}window.__bcRuntime(${JSON.stringify(args)})`);
+      if (missing(out)) out = await evaluate(`${installText(out.__bcMissing, false)}; window.__bcRuntime(${JSON.stringify(args)})`);
     }
     return out;
   };
