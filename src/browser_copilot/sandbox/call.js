@@ -35,19 +35,6 @@ async (page, config) => {
     try { return JSON.parse(text); } catch (e) { return text; }
   };
 
-  // Pre-flight, before the code runs: a destructive target the code names and activates, not
-  // allowed, or typing into a secret field, stops the call.
-  if (config.preflight) {
-    const { numbers, names, typing, acts } = config.preflight;
-    const checks = await guard.page(page, { op: 'facts', numbers, names }).catch(() => []);
-    const ok = (c) => !!allow && ((c.ref.startsWith('el(') && allow.numbers.includes(Number(c.ref.slice(3, -1))))
-      || allow.names.includes(c.ref.toLowerCase()));
-    const risky = (c) => (c.verdict.destructive || c.verdict.judge) && acts.includes(c.ref.toLowerCase()) && !ok(c);
-    if (checks.some((c) => risky(c) || (typing && c.secret))) {
-      return { __bcPreflight: checks.filter((c) => risky(c) || c.secret) };
-    }
-  }
-
   // Where the guard is armed: every page the code acts on (a tab or popup it opened or found
   // included), armed before its first action and again in each new document, and in each of them the
   // frames the page's own world cannot reach (another origin, or below one).
@@ -82,7 +69,9 @@ async (page, config) => {
       return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
     });
   };
-  const arm = async (p) => {
+  // `facts`: the pre-flight's targets, checked in the same round trip as the page is armed.
+  let checked = null;
+  const arm = async (p, facts) => {
     if (forbiddenPage(p)) {
       throw new Error("Refused: that tab shows Browser Copilot's own page (or the browser's DevTools); "
         + 'your code never acts there. Only the user answers its cards.');
@@ -93,7 +82,9 @@ async (page, config) => {
       targets.set(p, { kind: 'page', again, moved });
       p.on('domcontentloaded', again);
       p.on('framenavigated', moved);
-      note(await guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null));
+      const armed = await guard.page(p, { op: 'arm', allow: allowFor(p), facts }).catch(() => null);
+      note(armed);
+      if (facts) checked = (armed && armed.facts) || [];
     }
     for (const f of apart(p)) {
       if (targets.has(f)) continue;
@@ -166,26 +157,54 @@ async (page, config) => {
     exposed: config.exposed,
     tagged: !config.appCode,
   };
-  await arm(page);
-  let out;
-  try {
-    out = await context.__bcBox.run(page, config.source, options);
-  } finally {
+  const unlisten = () => {
     for (const [t, entry] of targets) {
       if (entry.kind !== 'page') continue;
       t.off('domcontentloaded', entry.again);
       t.off('framenavigated', entry.moved);
     }
+  };
+  const disarm = async () => {
+    const report = { held: [...held], secretBlocked: 0, acted: 0 };
+    for (const t of [...targets.keys()]) {
+      const r = await op(t, { op: 'disarm' }).catch(() => null);
+      if (!r) continue;
+      report.held.push(...r.held);
+      report.secretBlocked += r.secretBlocked;
+      report.acted += Number(r.acted) || 0;
+      note(r);
+    }
+    return report;
+  };
+
+  // Pre-flight, before the code runs (its verdicts come with the arming of the agent's tab): a
+  // destructive target the code names and activates, not allowed, or typing into a secret field, stops
+  // the call, and the guard is disarmed again.
+  const preflight = config.preflight;
+  try {
+    await arm(page, preflight ? { numbers: preflight.numbers, names: preflight.names } : undefined);
+  } catch (e) {
+    unlisten();
+    throw e;
   }
-  const report = { held: [...held], secretBlocked: 0, acted: 0 };
-  for (const t of [...targets.keys()]) {
-    const r = await op(t, { op: 'disarm' }).catch(() => null);
-    if (!r) continue;
-    report.held.push(...r.held);
-    report.secretBlocked += r.secretBlocked;
-    report.acted += Number(r.acted) || 0;
-    note(r);
+  if (preflight) {
+    const ok = (c) => !!allow && ((c.ref.startsWith('el(') && allow.numbers.includes(Number(c.ref.slice(3, -1))))
+      || allow.names.includes(c.ref.toLowerCase()));
+    const risky = (c) => (c.verdict.destructive || c.verdict.judge) && preflight.acts.includes(c.ref.toLowerCase()) && !ok(c);
+    const checks = checked || [];
+    if (checks.some((c) => risky(c) || (preflight.typing && c.secret))) {
+      unlisten();
+      await disarm();
+      return { __bcPreflight: checks.filter((c) => risky(c) || c.secret) };
+    }
   }
+  let out;
+  try {
+    out = await context.__bcBox.run(page, config.source, options);
+  } finally {
+    unlisten();
+  }
+  const report = await disarm();
 
   const result = out.json === undefined || out.json === null ? undefined : JSON.parse(out.json);
   const error = out.error === undefined ? null : new Error(mask(out.error));

@@ -5,7 +5,8 @@
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
 // It runs in an isolated world of its own (world.js, early.js): page scripts can neither see nor replace
 // it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'count'|'address'|'classify', ...}; arm and
-// disarm also return the values of the page's secret fields (for the box to mask).
+// disarm also return the values of the page's secret fields (for the box to mask); arm with `facts`
+// ({numbers, names}) also the pre-flight's verdicts, as the facts op does.
 (args) => {
   const classify = __POLICY__;
   const isSecret = __IS_SECRET__;
@@ -449,6 +450,29 @@
     return found.slice(0, 50);
   };
 
+  // Pre-flight: verdicts for numbered targets (`el(N)`) and for names used in locators.
+  const factsFor = (args) => {
+    const out = [];
+    for (const n of args.numbers || []) {
+      let el = null;
+      for (const win of all) { el = deepQuery(win.document, `[data-bc-id="${n}"]`); if (el) break; }
+      if (!el) continue;
+      const target = closestDeep(el, ACTIONABLE) || el;
+      const facts = factsOf(target);
+      const verdict = classify(facts);
+      out.push({ ref: `el(${n})`, facts, verdict, secret: isSecret(el), ...detailsOf(target, verdict, facts) });
+    }
+    for (const name of args.names || []) {
+      // A locator by name: the page's own element with that name when there is one.
+      const found = [...document.querySelectorAll(ACTIONABLE)].find((e) => nameOf(e).toLowerCase() === name.toLowerCase());
+      const facts = found ? factsOf(found.closest(ACTIONABLE) || found)
+        : { tag: 'button', role: 'button', name, context: '', url: location.href, title: document.title };
+      const verdict = classify(facts);
+      out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null, details: [] }) });
+    }
+    return out;
+  };
+
   const all = windows();
   if (args.op === 'arm') {
     const allow = args.allow || null;
@@ -471,7 +495,8 @@
         if (el) el.setAttribute('data-bc-allow', allow.token);
       }
     }
-    return { armed: true, secrets: secretValues() };
+    // With `facts`, the pre-flight's verdicts in the same round trip (the guard armed first).
+    return { armed: true, secrets: secretValues(), facts: args.facts ? factsFor(args.facts) : undefined };
   }
   if (args.op === 'disarm') {
     const held = [];
@@ -488,28 +513,7 @@
     }
     return { held, secretBlocked, acted, secrets: secretValues() };
   }
-  if (args.op === 'facts') {
-    // Pre-flight: verdicts for numbered targets (`el(N)`) and for names used in locators.
-    const out = [];
-    for (const n of args.numbers || []) {
-      let el = null;
-      for (const win of all) { el = deepQuery(win.document, `[data-bc-id="${n}"]`); if (el) break; }
-      if (!el) continue;
-      const target = closestDeep(el, ACTIONABLE) || el;
-      const facts = factsOf(target);
-      const verdict = classify(facts);
-      out.push({ ref: `el(${n})`, facts, verdict, secret: isSecret(el), ...detailsOf(target, verdict, facts) });
-    }
-    for (const name of args.names || []) {
-      // A locator by name: the page's own element with that name when there is one.
-      const found = [...document.querySelectorAll(ACTIONABLE)].find((e) => nameOf(e).toLowerCase() === name.toLowerCase());
-      const facts = found ? factsOf(found.closest(ACTIONABLE) || found)
-        : { tag: 'button', role: 'button', name, context: '', url: location.href, title: document.title };
-      const verdict = classify(facts);
-      out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null, details: [] }) });
-    }
-    return out;
-  }
+  if (args.op === 'facts') return factsFor(args);
   if (args.op === 'count') {
     let n = 0;
     for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
