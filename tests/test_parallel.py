@@ -504,3 +504,56 @@ def devtools_json(url: str, method: str) -> Any:
     with urllib.request.urlopen(urllib.request.Request(url, method=method), timeout=10) as answer:
         body = answer.read().decode()
     return json.loads(body) if body.startswith(("{", "[")) else body
+
+
+async def test_a_runs_code_neither_sees_nor_acts_in_another_runs_window(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    """Two runs at once: run A's code does not find run B's window among the tabs it lists (`browser()`,
+    and so every other context, is refused already), so B's page never gets A's click; A's own tab stays
+    listed, and B's code still sees its own."""
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint)
+    pool = BrowserPool(settings, browser_session)
+
+    def page(request: Request, port: int) -> str:
+        return (
+            "<title>Run B</title><button onclick=\"fetch('/clicked', {method: 'POST'})\">Go</button>"
+            if request.path.startswith("/b")
+            else "<title>Run A</title><p>a</p>"
+        )
+
+    with Site(page) as site:
+        try:
+            async with pool.lease() as a, pool.lease() as b:
+                await a.session_tab("owner-a")
+                await b.session_tab("owner-b")
+                await b.goto(site.url("/b-window"))
+                await a.goto(site.url("/a-window"))
+                listed = await a.run_code(
+                    guarded_code(
+                        "async (page) => page.context().pages().map((p) => p.url())", preflight=False
+                    )
+                )
+                assert listed.ok, listed.error
+                assert any("/a-window" in url for url in listed.value), listed.value
+                assert not any("/b-window" in url for url in listed.value), listed.value
+                # B's own code still sees and works in its window.
+                own = await b.run_code(
+                    guarded_code(
+                        "async (page) => page.context().pages().map((p) => p.url())", preflight=False
+                    )
+                )
+                assert own.ok and any("/b-window" in url for url in own.value), own
+                # However the code looks for it, B's window is not there to act in.
+                clicked = await a.run_code(
+                    guarded_code(
+                        "async (page) => { for (const p of page.context().pages())"
+                        " if (p.url().includes('/b-window')) await p.locator('button').click();"
+                        " return 'done' }",
+                        preflight=False,
+                    )
+                )
+                assert clicked.ok and clicked.value == "done", clicked
+                assert site.received("POST") == 0
+        finally:
+            await pool.close()

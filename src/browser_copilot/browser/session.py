@@ -221,7 +221,7 @@ class BrowserSession:
         """When the last code call through this session ended (`time.monotonic`; 0: none yet)."""
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = url_policy if url_policy is not None else UrlPolicy.from_settings(settings)
-        self._forbidden_told: list[str] | None = None
+        self._forbidden_told: tuple[list[str], list[str]] | None = None
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
         self.network: NetworkGuard | None = None
         self.agent_target: str | None = None
@@ -548,15 +548,18 @@ class BrowserSession:
         return result
 
     async def _tell_forbidden(self, timeout: float) -> None:
-        """The guarded calls learn (again, when it changed) which origins' tabs the code never acts in."""
+        """The guarded calls learn (again, when it changed) which origins' tabs the code never acts in,
+        and which tabs are other runs' (parallel runs in one browser)."""
         origins = list(self.url_policy.forbidden_origins)
-        if origins == self._forbidden_told:
+        foreign = self.tab_owners.others_of(self.network) if self.network is not None else []
+        if (origins, foreign) == self._forbidden_told:
             return
-        if self.network is not None and self._forbidden_told is not None:
+        told_before = self._forbidden_told
+        if self.network is not None and told_before is not None and origins != told_before[0]:
             self.network.refresh_rules()  # an origin forbidden after the tabs were covered
-        told = await self._call(forbidden_pages_code(origins), timeout=timeout)
+        told = await self._call(forbidden_pages_code(origins, foreign), timeout=timeout)
         if told.ok:
-            self._forbidden_told = origins
+            self._forbidden_told = (origins, foreign)
 
     async def _remember(self, result: CodeResult) -> None:
         if result.page_url:

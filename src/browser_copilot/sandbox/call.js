@@ -71,10 +71,24 @@ async (page, config) => {
   };
   // `facts`: the pre-flight's targets, checked in the same round trip as the page is armed.
   let checked = null;
+  // Another run's tabs (parallel tasks in one browser) are not this task's: hidden from pages(), and
+  // never acted in however the code reached them.
+  const foreign = new Set(context.__bcForeign || []);
+  const hidden = new Set();
+  const foreignPage = async (p) => {
+    if (!foreign.size) return false;
+    if (!hidden.has(p) && foreign.has(await guard.target(p).catch(() => null))) hidden.add(p);
+    return hidden.has(p);
+  };
+  if (foreign.size) for (const p of context.pages()) await foreignPage(p);
   const arm = async (p, facts) => {
     if (forbiddenPage(p)) {
       throw new Error("Refused: that tab shows Browser Copilot's own page (or the browser's DevTools); "
         + 'your code never acts there. Only the user answers its cards.');
+    }
+    if (await foreignPage(p)) {
+      throw new Error("Refused: that window is another task's that runs at the same time; your code "
+        + 'works only in its own tabs and the ones the user has open.');
     }
     if (!targets.has(p)) {
       const again = () => { guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null); };
@@ -154,6 +168,7 @@ async (page, config) => {
       }
     },
     el: config.el,
+    hidden: (p) => hidden.has(p),
     exposed: config.exposed,
     tagged: !config.appCode,
   };

@@ -112,10 +112,14 @@ _RUNTIME_FOR = """
 """
 
 
-def forbidden_pages_code(origins: list[str]) -> str:
+def forbidden_pages_code(origins: list[str], foreign: list[str] | None = None) -> str:
     """Code that tells the guarded calls which origins' tabs the model's code never acts in (the app's
-    own server, the browser's DevTools endpoint: `UrlPolicy.forbidden_origins`, `host:port`)."""
-    return f"async (page) => {{ page.context().__bcForbidden = {json.dumps(origins)}; }}"
+    own server, the browser's DevTools endpoint: `UrlPolicy.forbidden_origins`, `host:port`), and which
+    tabs (target ids) are other runs' (`TabOwners.others_of`): hidden from the code and never acted in."""
+    return (
+        f"async (page) => {{ page.context().__bcForbidden = {json.dumps(origins)};"
+        f" page.context().__bcForeign = {json.dumps(foreign or [])}; }}"
+    )
 
 
 def runtime_install_code(root: Path) -> str:

@@ -310,6 +310,9 @@
       if (EVALUATORS.has(fn) || HOST_MUTATORS.has(name)) return refuser(name, INTRINSIC);
       return function wrapped(...args) {
         checkHalted();
+        if (opts.hidden && guarded(() => opts.hidden(real))) {
+          throw refusal('another task\'s window', 'it belongs to a task that runs at the same time: work in your own tabs');
+        }
         checkArgs(real, name, args);
         const realArgs = EVALUATE.has(name)
           ? pageArgs(name, args)
@@ -321,7 +324,9 @@
         if (ACTING.has(name) || (PACED.has(name) && opts.beforeAction)) {
           return act(real, name, fn, realArgs).then(post, (e) => { throw localError(e); });
         }
-        const value = guarded(() => apply(fn, real, realArgs));
+        let value = guarded(() => apply(fn, real, realArgs));
+        // Another run's tabs are not listed (a context's pages()): the app's `hidden`.
+        if (name === 'pages' && opts.hidden && isArray(value)) value = value.filter((p) => !guarded(() => opts.hidden(p)));
         if (value !== null && typeof value === 'object' && thenable(value) && !toProxy.has(value)) {
           return settle(value).then(post);
         }

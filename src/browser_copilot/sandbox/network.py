@@ -433,6 +433,10 @@ class TabOwners:
     def drop(self, tab: str) -> None:
         self._owner.pop(tab, None)
 
+    def others_of(self, guard: object) -> list[str]:
+        """The tabs other runs' guards cover: the code of `guard`'s run neither sees nor acts in them."""
+        return sorted(tab for tab, owner in self._owner.items() if owner is not guard)
+
     def release(self, guard: object) -> None:
         """A guard that stops for good gives its tabs back."""
         for tab in [t for t, owner in self._owner.items() if owner is guard]:

@@ -3,7 +3,8 @@
 // the membrane refuses `_` names and raw CDP). The early script (early.js) is registered for every
 // new document of the page, in that world, before the page's scripts run; the guard runtime is put
 // into a document's world the first time a call meets it there. Page scripts share the DOM with the
-// world but none of its globals. Called as (context, earlySource) => { page(page, args), frame(frame, args) }.
+// world but none of its globals. Called as (context, earlySource) => { page(page, args), frame(frame, args),
+// target(page) }.
 (context, earlySource) => {
   const WORLD = '__bc_guard';
   const worldOf = async (page) => {
@@ -89,7 +90,21 @@
     }
     return out;
   };
+  // A tab's target id (which run's it is: `TabOwners`), asked once per page object.
+  const target = async (page) => {
+    if (page.__bcWorld) return page.__bcWorld.frameId;
+    if (!page.__bcTarget) {
+      const session = await context.newCDPSession(page);
+      try {
+        page.__bcTarget = (await session.send('Target.getTargetInfo')).targetInfo.targetId;
+      } finally {
+        session.detach().catch(() => null);
+      }
+    }
+    return page.__bcTarget;
+  };
   return {
+    target,
     page: (page, args) => ops((expression) => evaluate(page, expression), () => page.__bcWorld)(args),
     // A frame of another origin (out of process, too): Playwright's own isolated world in it, where
     // the guard is put when a call first meets the frame (after the frame's scripts, unlike in pages).
