@@ -158,6 +158,11 @@ def _origin(url: str) -> str:
     return f"{scheme}://{(parts.hostname or '').lower()}:{port or (443 if scheme == 'https' else 80)}"
 
 
+def _requested(params: dict[str, Any]) -> str:
+    """The short URL of a paused request (for the log)."""
+    return short_url(str((params.get("request") or {}).get("url") or ""))
+
+
 def short_url(url: str) -> str:
     """A URL for a refusal note: scheme, host and the start of the path, never the query's data."""
     try:
@@ -1018,6 +1023,22 @@ class NetworkGuard:
         if cdp is None:
             return
         self.paused += 1
+        try:
+            await self._decide(cdp, params, session)
+        except Exception:  # a paused request is never left hanging: refused, and said in the log
+            log.exception("network policy: deciding %s failed; refused", _requested(params))
+            await self._fail_closed(cdp, params, session)
+
+    async def _fail_closed(self, cdp: _Connection, params: dict[str, Any], session: str | None) -> None:
+        """Deciding a paused request failed (a bug, not the page's doing): it is refused rather than
+        left paused, which would hang the page's load and the code call waiting for it."""
+        await cdp.post(
+            "Fetch.failRequest",
+            {"requestId": params.get("requestId"), "errorReason": "BlockedByClient"},
+            session,
+        )
+
+    async def _decide(self, cdp: _Connection, params: dict[str, Any], session: str | None) -> None:
         request_id = params.get("requestId")
         frame = str(params.get("frameId") or "")
         target = self._tab_of(session, frame)
@@ -1194,7 +1215,11 @@ class NetworkGuard:
             self._awaited.pop(network_id, None)
         if cdp is None or cdp is not self._cdp:
             return
-        await self._settle(cdp, params, session, target, self._model_made(params, target, main), main)
+        try:
+            await self._settle(cdp, params, session, target, self._model_made(params, target, main), main)
+        except Exception:  # never left paused
+            log.exception("network policy: deciding %s failed; refused", _requested(params))
+            await self._fail_closed(cdp, params, session)
 
     def _from_model_worker(self, text: str) -> bool:
         """The event came from the session of a worker the model's code started (a worker's requests
