@@ -522,11 +522,14 @@ async def test_a_runs_code_neither_sees_nor_acts_in_another_runs_window(
             else "<title>Run A</title><p>a</p>"
         )
 
+    endpoint = browser_session.settings.cdp_endpoint
+    b_window: str | None = None
     with Site(page) as site:
         try:
             async with pool.lease() as a, pool.lease() as b:
                 await a.session_tab("owner-a")
                 await b.session_tab("owner-b")
+                b_window = b.agent_target
                 await b.goto(site.url("/b-window"))
                 await a.goto(site.url("/a-window"))
                 listed = await a.run_code(
@@ -557,3 +560,6 @@ async def test_a_runs_code_neither_sees_nor_acts_in_another_runs_window(
                 assert site.received("POST") == 0
         finally:
             await pool.close()
+            if b_window:  # the shared browser keeps no window of this test's second run
+                with contextlib.suppress(OSError):
+                    await asyncio.to_thread(devtools_json, f"{endpoint}/json/close/{b_window}", "GET")

@@ -221,8 +221,9 @@ class BrowserSession:
         """When the last code call through this session ended (`time.monotonic`; 0: none yet)."""
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = url_policy if url_policy is not None else UrlPolicy.from_settings(settings)
-        self._forbidden_told: tuple[list[str], list[str]] | None = None
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
+        self._forbidden_told: tuple[list[str], list[str]] | None = None
+        """The forbidden origins and other runs' tabs the MCP server's context was last told."""
         self.network: NetworkGuard | None = None
         self.agent_target: str | None = None
         """The CDP target id of the agent's tab, as last told to the network policy."""
@@ -477,10 +478,10 @@ class BrowserSession:
             async with self.network.acting():
                 text, is_error = await self.mcp.call(self.mcp.code_tool_name, {"code": code}, timeout=timeout)
         except NetworkPolicyDown as exc:
-            self.call_ended = time.monotonic()
             # Nothing ran. A refused connection reads as the browser gone, so `run_code` recovers.
             return CodeResult(ok=False, error=str(exc))
-        self.call_ended = time.monotonic()
+        finally:
+            self.call_ended = time.monotonic()
         return parse_code_result(text, is_error=is_error)
 
     async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:

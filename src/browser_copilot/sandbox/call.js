@@ -196,12 +196,7 @@ async (page, config) => {
   // destructive target the code names and activates, not allowed, or typing into a secret field, stops
   // the call, and the guard is disarmed again.
   const preflight = config.preflight;
-  try {
-    await arm(page, preflight ? { numbers: preflight.numbers, names: preflight.names } : undefined);
-  } catch (e) {
-    unlisten();
-    throw e;
-  }
+  await arm(page, preflight ? { numbers: preflight.numbers, names: preflight.names } : undefined);
   if (preflight) {
     const ok = (c) => !!allow && ((c.ref.startsWith('el(') && allow.numbers.includes(Number(c.ref.slice(3, -1))))
       || allow.names.includes(c.ref.toLowerCase()));

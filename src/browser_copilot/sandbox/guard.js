@@ -4,9 +4,9 @@
 // keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
 // It runs in an isolated world of its own (world.js, early.js): page scripts can neither see nor replace
-// it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'facts'|'count'|'address'|'classify', ...}; arm and
+// it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'count'|'address'|'classify', ...}; arm and
 // disarm also return the values of the page's secret fields (for the box to mask); arm with `facts`
-// ({numbers, names}) also the pre-flight's verdicts, as the facts op does.
+// ({numbers, names}) also the pre-flight's verdicts.
 (args) => {
   const classify = __POLICY__;
   const isSecret = __IS_SECRET__;
@@ -513,7 +513,6 @@
     }
     return { held, secretBlocked, acted, secrets: secretValues() };
   }
-  if (args.op === 'facts') return factsFor(args);
   if (args.op === 'count') {
     let n = 0;
     for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
