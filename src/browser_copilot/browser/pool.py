@@ -50,6 +50,7 @@ class BrowserPool:
         browser: BrowserSession,
         *,
         share_main: bool = True,
+        warm_ahead: bool = False,
         limit: int | None = None,
         notice: Notice | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -73,9 +74,10 @@ class BrowserPool:
         self._reaper: asyncio.Task[None] | None = None
         self._numbers = 0
         self._cold = 0
-        self._wanted_more = not share_main
+        self._wanted_more = warm_ahead or not share_main
         """A run has needed a process of the pool's own: from then on one is kept warm ahead (a user who
-        never runs two at once never pays for a second process)."""
+        never runs two at once never pays for a second process; a worker, there to run jobs side by side,
+        keeps one warm from the start: `warm_ahead`)."""
         self._closed = False
         self.started = 0
         """Server processes the pool started so far (for the bench and the tests)."""

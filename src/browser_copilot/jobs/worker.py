@@ -330,7 +330,7 @@ async def run_worker(
         ExtraServers.from_settings(settings, notice=notice) as extras,
         EventPublisher(url) as publisher,
     ):
-        pool = BrowserPool(settings, browser, notice=notice)
+        pool = BrowserPool(settings, browser, warm_ahead=True, notice=notice)
         jobs = JobRunner(
             settings,
             url,
