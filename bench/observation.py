@@ -6,8 +6,10 @@ sqlite3-doc, cppreference-doc-en-html, python-django-doc, apache2-doc, libjs-jqu
 on 127.0.0.1, in one run and one browser:
   tokens     exact o200k tokens of what the model reads: our observation message (default view) vs the
              text `browser_snapshot` returns for the same page; "full": our full-page observation
-  ms         our extraction (one code call), median of 3 repeated observations of the same unchanged
-             document (the page's half reuses its last extraction), vs `browser_snapshot`, median of 3;
+  ms         our extraction (the app's own look over its DevTools connection, browser/look.py), median
+             of 3 repeated observations of the same unchanged document (the page's half reuses its last
+             extraction), vs `browser_snapshot`, median of 3; "tool": the same observation through the
+             code tool (one code call, as every observation was before the look), median of 3;
              "chg": median of 3 observations each after a change of the DOM (an attribute of <body>
              set by a code call before it: the page is extracted again); "first": the first observation
              of a new document (it also puts the extractor into the document); "page": the extraction's
@@ -29,10 +31,12 @@ median_token_ratio=... coverage=... actionable=... median_extract_ms=... median_
 fidelity_sentences=... fidelity_numbers=... view_coverage=... app_view_coverage=... app_token_ratio=...
 app_median_extract_ms=... first_extract_ms=... median_page_ms=... call_floor_ms=... loadavg=...
 doc_full_token_ratio=... changed_extract_ms=... app_changed_extract_ms=... doc_full_coverage=...
+tool_extract_ms=... app_tool_extract_ms=... look_share=...
 (fidelity pooled over all pages' sentences and numbers; median_tokens: our default observation;
 coverage and view_coverage pooled over all pages' aria elements; app_* over the app pages;
 doc_full_token_ratio: median of our full-page tokens / snapshot tokens on long documents, and
-doc_full_coverage their pooled full-page coverage; *changed_extract_ms: the "chg" medians)
+doc_full_coverage their pooled full-page coverage; *changed_extract_ms: the "chg" medians;
+*tool_extract_ms: the "tool" medians; look_share: the share of all observations the app's own look made)
 """
 
 from __future__ import annotations
@@ -262,6 +266,10 @@ async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
         ours_ms.append(observation.extract_ms)
         peer_text, elapsed = await snapshot(session)
         peer_ms.append(elapsed)
+    tool_ms = []
+    for _ in range(3):
+        session.look.through_code_tool_next()
+        tool_ms.append((await observe(session)).extract_ms)
     changed_ms, page_ms = [], []
     for mark in range(3):
         change = f"document.body.setAttribute('data-bench', '{mark}')"
@@ -293,6 +301,7 @@ async def measure(session: BrowserSession, url: str) -> dict[str, Any]:
         "view_coverage": coverage(aria, view),
         "actionable": act,
         "ours_ms": statistics.median(ours_ms),
+        "tool_ms": statistics.median(tool_ms),
         "first_ms": first.extract_ms,
         "changed_ms": statistics.median(changed_ms),
         "page_ms": statistics.median(page_ms),
@@ -357,11 +366,12 @@ async def main() -> None:
         for package, key, page in pages:
             rows.append((package, page, await measure(session, f"{base}/{key}/{page}")))
             floors.append(await floor_ms(session))
+        session_looks = (session.look.looks, session.look.through_code_tool)
     load = os.getloadavg()[0]
 
     header = (
         f"{'source':<26} {'page':<28} {'snapshot':>8} {'ours':>5} {'ratio':>6} {'full':>5} "
-        f"{'cover':>6} {'view':>6} {'act':>5} {'ours ms':>8} {'chg':>5} {'first':>6} {'page':>5} "
+        f"{'cover':>6} {'view':>6} {'act':>5} {'ours ms':>8} {'tool':>5} {'chg':>5} {'first':>6} {'page':>5} "
         f"{'snap ms':>8} {'sent':>5} {'nums':>5}"
     )
     print(header)
@@ -370,7 +380,7 @@ async def main() -> None:
         print(
             f"{package:<26} {page[:28]:<28} {r['peer_tokens']:>8} {r['ours_tokens']:>5} {r['ratio']:>6.3f} "
             f"{r['full_tokens']:>5} {r['coverage']:>6.3f} {r['view_coverage']:>6.3f} {r['actionable']:>5.2f} "
-            f"{r['ours_ms']:>8.1f} {r['changed_ms']:>5.1f} {r['first_ms']:>6.1f} {r['page_ms']:>5.1f} "
+            f"{r['ours_ms']:>8.1f} {r['tool_ms']:>5.1f} {r['changed_ms']:>5.1f} {r['first_ms']:>6.1f} {r['page_ms']:>5.1f} "
             f"{r['peer_ms']:>8.1f} "
             f"{r['sent']:>5.2f} {r['nums']:>5.2f}"
         )
@@ -406,7 +416,8 @@ async def main() -> None:
                 f"(default view {cover('view_coverage', subset):.3f}), "
                 f"fidelity sentences {pooled('sent_found', 'sent_total', subset):.3f} "
                 f"numbers {pooled('num_found', 'num_total', subset):.3f}, "
-                f"median extraction {med('ours_ms', subset):.1f} ms (after a change "
+                f"median extraction {med('ours_ms', subset):.1f} ms (through the code tool "
+                f"{med('tool_ms', subset):.1f}, after a change "
                 f"{med('changed_ms', subset):.1f}, first in a document "
                 f"{med('first_ms', subset):.1f}, in the page {med('page_ms', subset):.1f}) "
                 f"vs snapshot {med('peer_ms', subset):.1f} ms"
@@ -430,7 +441,9 @@ async def main() -> None:
         f"doc_full_token_ratio={med('full_ratio', long_docs):.3f} "
         f"changed_extract_ms={med('changed_ms', results):.1f} "
         f"app_changed_extract_ms={med('changed_ms', apps):.1f} "
-        f"doc_full_coverage={cover('coverage', long_docs):.3f}"
+        f"doc_full_coverage={cover('coverage', long_docs):.3f} "
+        f"tool_extract_ms={med('tool_ms', results):.1f} app_tool_extract_ms={med('tool_ms', apps):.1f} "
+        f"look_share={session_looks[0] / max(1, sum(session_looks)):.3f}"
     )
 
 

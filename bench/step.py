@@ -13,7 +13,7 @@ Also the tool schemas every model call carries (F60), in o200k tokens: the built
 with the two extra MCP servers the tests use (the pinned server-filesystem and the FastMCP notes server).
 
 Where a step's time goes (without pacing), per phase, median ms per step: the code call that acts
-(guard, browser action, MCP), the observation call (settle, extraction, MCP), the model call (scripted,
+(guard, browser action, MCP), the observation (settle, extraction, the look), the model call (scripted,
 through LangChain), checkpoint writes, event narration (plain_steps) and the rest (graph routing, nodes,
 prompt assembly, checks, state). Timed from the outside: a `BrowserSession`, model, checkpointer and
 event sink that time their calls. Then the same actions once more outside the agent, each as raw code
@@ -81,7 +81,7 @@ from browser_copilot.plain_steps import NarratedSink  # noqa: E402
 
 PHASES = {
     "act": "act: the guarded code call (guard, browser, MCP)",
-    "observe": "observe: the observation call (settle, extraction, MCP)",
+    "observe": "observe: the observation (settle, extraction, the look)",
     "model": "model call (scripted, through LangChain)",
     "checkpoint": "checkpoint writes (in memory)",
     "events": "events: plain_steps narration and the sink",
@@ -123,6 +123,13 @@ class TimedSession(BrowserSession):
             return await super().run_code(code, timeout=timeout, idempotent=idempotent)
         finally:
             SPANS.add("act" if "const __call = " in code else "observe", started)
+
+    async def look_payload(self, opts: dict[str, Any], version: str, install: str) -> dict[str, Any] | None:
+        started = time.perf_counter()
+        try:
+            return await super().look_payload(opts, version, install)
+        finally:
+            SPANS.add("observe", started)
 
 
 class TimedModel(ScriptedModel):

@@ -401,6 +401,10 @@ SEND_SOURCE = "__bcSendSource"
 """What an observation sent without the page's half answers when its browser context has not kept it."""
 
 
+def _opts(full: bool, screenshot: bool, settle: bool, banners: bool, extra: dict[str, int]) -> dict[str, Any]:
+    return {"full": full, "screenshot": screenshot, "settle": settle, "banners": banners, **extra}
+
+
 def observation_code(
     *,
     full: bool = False,
@@ -414,7 +418,7 @@ def observation_code(
     `extra` sets the extractor's budgets (textBudget, maxElements, maxOptions, foldMin...).
     Without `source` the page's half (~50 kB) is not sent: the browser context keeps it from the last
     call that sent it, and the code answers `SEND_SOURCE` when it has not."""
-    opts = json.dumps({"full": full, "screenshot": screenshot, "settle": settle, "banners": banners, **extra})
+    opts = json.dumps(_opts(full, screenshot, settle, banners, extra))
     version, install = _install()
     return (
         script_source("browser_copilot.browser", "observe.js")
@@ -481,16 +485,30 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
 
 
 async def observe(
-    session: BrowserSession, *, full: bool = False, screenshot: bool = False, settle: bool = False
+    session: BrowserSession,
+    *,
+    full: bool = False,
+    screenshot: bool = False,
+    settle: bool = False,
 ) -> Observation:
     """Run the extractor in the agent's tab. A pending dialog is reported instead of the page.
 
     `settle` (after actions) first waits for the DOM to be quiet, bounded; a blocking consent
-    banner is closed by rejecting it.
+    banner is closed by rejecting it. The framework looks over its own DevTools connection
+    (`browser.look`) when it can, else through the code tool.
     """
     started = time.perf_counter()
     # The settle's quiet time counts from the end of the last code call (the action), not from now.
     since = round((time.monotonic() - session.call_ended) * 1000) if settle and session.call_ended else 0
+    if not screenshot:
+        version, install = _install()
+        opts = _opts(full, screenshot, settle, True, {"since": since})
+        data = await session.look_payload(opts, version, install)
+        if data is not None:
+            observation = _from_payload(data, full=full)
+            observation.extract_ms = (time.perf_counter() - started) * 1000
+            return observation
+    begun = session.downloads_begun()
     code = observation_code(full=full, screenshot=screenshot, settle=settle, source=False, since=since)
     result = await session.run_code(code, idempotent=True)
     if result.ok and result.value == SEND_SOURCE:
@@ -515,6 +533,7 @@ async def observe(
         )
     if not result.ok or not isinstance(result.value, dict):
         raise BrowserUnavailable(f"the page could not be observed: {result.error or result.value!r}")
+    session.look.learned(result.value, begun)
     observation = _from_payload(result.value, full=full)
     observation.extract_ms = elapsed
     return observation

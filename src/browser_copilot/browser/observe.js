@@ -1,9 +1,10 @@
-// One observation, run by the framework through the code tool. __OPTS__, __VERSION__ and __INSTALL__ (the
-// page's half, or null when the browser context should have kept it) are filled in by observation.py.
-// The page's half (observer.js: settle, close a blocking consent banner by rejecting, never accepting,
-// extract) lives in Playwright's utility world of the document, put there once per document (while a
-// new document of the tab loads, or by its first observation); each observation is then one short
-// call. Then tabs, downloads and the optional screenshot.
+// One observation through the code tool (when the app's own look, browser/look.py, leaves it to the
+// code tool: a dialog, a download, a tab opened or closed, a screenshot). __OPTS__, __VERSION__ and
+// __INSTALL__ (the page's half, or null when the browser context should have kept it) are filled in by
+// observation.py. The page's half (observer.js: settle, close a blocking consent banner by rejecting,
+// never accepting, extract) lives in Playwright's utility world of the document, put there by the
+// document's first observation here. Then tabs (with their target ids), downloads and the optional
+// screenshot.
 async (page) => {
   const opts = __OPTS__;
   const context = page.context();
@@ -23,9 +24,9 @@ async (page) => {
     } catch (e) { /* no browser-level CDP (e.g. a restricted endpoint): downloads are not reported */ }
   }
 
-  // The page's half, called in the utility world. A new document of this tab gets it while it loads, off
-  // the next observation's path; one that still lacks it says so, and gets it with the call.
+  // The page's half, called in the utility world; a document that lacks it gets it with the call.
   // Its source (~50 kB) comes with the code only when this browser context has not kept it yet.
+  // (Most observations do not come here: the app looks over its own DevTools connection, browser/look.py.)
   const version = __VERSION__;
   let source = __INSTALL__;
   if (source === null) {
@@ -34,25 +35,10 @@ async (page) => {
   } else context.__bcSource = { version, source };
   const inWorld = (expression) => page.evaluate(expression, undefined, { world: 'utility' });
   const have = `globalThis.__bcObserver && __bcObserver.version === ${JSON.stringify(version)}`;
-  const install = `if (!(${have})) {\n${source}\n}`;
-  if (!page.__bcDocs) {
-    const docs = { seen: 1, served: 0, install };
-    page.__bcDocs = docs;
-    page.on('framenavigated', (frame) => {
-      if (frame !== page.mainFrame()) return;
-      const seen = (docs.seen += 1);
-      inWorld(`${docs.install}; 1`).then(() => { if (docs.seen === seen) docs.served = seen; }, () => {});
-    });
-  }
-  const docs = page.__bcDocs;
-  docs.install = install;
   const call = async (method) => {
     const run = `__bcObserver.${method}`;
-    const seen = docs.seen;
-    let out = docs.served === seen ? await inWorld(`${have} ? ${run} : '__bcMissing'`) : '__bcMissing';
-    if (out === '__bcMissing') out = await inWorld(`${install}\n${run}`);
-    docs.served = seen;
-    return out;
+    const out = await inWorld(`${have} ? ${run} : '__bcMissing'`);
+    return out === '__bcMissing' ? inWorld(`if (!(${have})) {\n${source}\n}\n${run}`) : out;
   };
 
   let data = null;
@@ -66,6 +52,7 @@ async (page) => {
   }
   data.downloads = context.__bcDownloads.filter((d) => !d.reported && d.state !== 'inProgress' && d.state !== 'started');
   for (const d of data.downloads) d.reported = true;
+  data.pending = context.__bcDownloads.filter((d) => !d.reported).length;
 
   // Other tabs' titles: asked once per URL (background tabs can be slow to answer), then remembered.
   const title = async (p) => {
@@ -76,6 +63,21 @@ async (page) => {
     return found || '';
   };
   data.tabs = await Promise.all(context.pages().map(async (p, i) => [i, p === page, p.url(), p === page ? data.title : await title(p)]));
+  // The tabs' target ids, in this list's order: the app's own look (browser/look.py) keeps the order,
+  // whose indexes switch_tab takes. Asked once per page object (as world.js's target()).
+  const targetId = async (p) => {
+    if (p.__bcWorld) return p.__bcWorld.frameId;
+    if (!p.__bcTarget) {
+      const session = await context.newCDPSession(p);
+      try {
+        p.__bcTarget = (await session.send('Target.getTargetInfo')).targetInfo.targetId;
+      } finally {
+        session.detach().catch(() => null);
+      }
+    }
+    return p.__bcTarget;
+  };
+  data.ids = await Promise.all(context.pages().map((p) => targetId(p).catch(() => null)));
 
   if (opts.screenshot) {
     if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();

@@ -32,6 +32,7 @@ from browser_copilot.browser import endpoints
 from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
+from browser_copilot.browser.look import Look
 from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
 from browser_copilot.browser.pacing import PACED_MARK, PacingLedger
 from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
@@ -43,6 +44,7 @@ from browser_copilot.errors import (
     NavigationError,
     NetworkPolicyDown,
 )
+from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.sandbox.guard import forbidden_pages_code, needs_runtime, runtime_install_code
 from browser_copilot.sandbox.network import NetworkGuard, Refusal, TabOwners, UrlPolicy
 
@@ -227,6 +229,8 @@ class BrowserSession:
         self.network: NetworkGuard | None = None
         self.agent_target: str | None = None
         """The CDP target id of the agent's tab, as last told to the network policy."""
+        self.look = Look()
+        """The framework's own look at the agent's tab, beside the code tool (`browser.look`)."""
 
     async def __aenter__(self) -> BrowserSession:
         await self.open()
@@ -467,6 +471,27 @@ class BrowserSession:
         )
         await self.run_code(code, idempotent=True, timeout=30)
 
+    # ----- the framework's own look -------------------------------------------------------------
+
+    async def look_payload(self, opts: dict[str, Any], version: str, install: str) -> dict[str, Any] | None:
+        """An observation's data through the app's own DevTools connection (`browser.look`), or None when
+        the code tool must look (it knows a dialog, a download, a new tab; or this failed)."""
+        network, target = self.network, self.agent_target
+        if network is None or target is None or not network.connected:
+            return None
+        async with self._lock:
+            try:
+                data = await self.look.payload(network, target, opts, version, install)
+            except CdpError as exc:
+                log.debug("the look at the agent's tab failed (the code tool looks): %s", exc)
+                return None
+        if data is not None and data.get("url"):
+            self._agent_url = str(data["url"])
+        return data
+
+    def downloads_begun(self) -> int:
+        return self.network.downloads_begun if self.network is not None else 0
+
     # ----- calls ------------------------------------------------------------------------------
 
     async def _call(self, code: str, *, timeout: float) -> CodeResult:
@@ -575,6 +600,7 @@ class BrowserSession:
 
     async def _restart_mcp(self, reason: str) -> None:
         self.restarts["mcp"] += 1
+        self.look.forget()  # a new server lists its tabs in its own order
         self._notice(f"The browser tool's server stopped ({reason.split('. ')[0]}); restarting it.")
         if self.mcp is not None:
             await self.mcp.close()
@@ -588,6 +614,7 @@ class BrowserSession:
     async def _recover_browser(self, error: str) -> bool:
         """Bring the browser back; True when it was already back (a user's restarted browser)."""
         self.restarts["browser"] += 1
+        self.look.forget()
         already_back = self.launched is None
         if self.launched is not None:
             self._notice("The browser the app launched has gone; launching it again.")

@@ -413,6 +413,8 @@ class _Target:
     """Network and Runtime are on in its session: its requests say who made them."""
     model_made: bool = False
     """A worker that started while the model's code ran: what it sends, the code sent."""
+    context: str | None = None
+    """Its browser context id."""
 
 
 _BLOCK_WS = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
@@ -492,6 +494,12 @@ class NetworkGuard:
         """Requests decided so far (for bench/network.py)."""
         self.closed_tabs = 0
         """Tabs the policy closed since the last code call began (opened on a refused URL)."""
+        self._dialogs: set[str] = set()
+        """Sessions whose page shows a JavaScript dialog (alert, confirm, prompt, beforeunload)."""
+        self._dialog_waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self.downloads_begun = 0
+        """Downloads any tab began since the connection opened (`browser.look`)."""
+        self._downloads_running: set[str] = set()
 
     # ----- lifecycle ---------------------------------------------------------------------------
 
@@ -554,6 +562,8 @@ class NetworkGuard:
         if cdp is not None:
             await cdp.close()  # the browser resumes whatever this connection had paused
         self._sessions.clear()
+        self._dialogs.clear()
+        self._downloads_running.clear()
         self._browser_fetch = False
         for target in self._targets.values():
             target.session, target.covered, target.watched = None, False, False
@@ -569,6 +579,51 @@ class NetworkGuard:
             f"own DevTools connection to {self._endpoint}; http(s) only, {rule}; "
             f"refused: {', '.join(self.policy.forbidden_origins) or 'none'}"
         )
+
+    # ----- the framework's own look at a tab (browser.look) ------------------------------------------
+
+    @property
+    def downloads_running(self) -> bool:
+        return bool(self._downloads_running)
+
+    async def in_tab(
+        self, target_id: str, method: str, params: dict[str, Any], *, timeout: float
+    ) -> dict[str, Any] | None:
+        """One DevTools command in the session of tab `target_id`: its answer, or None when this
+        connection has no session there, or a JavaScript dialog is open there or opens before the answer
+        (a page under a dialog answers nothing; the code tool reports the dialog). Raises `CdpError`."""
+        cdp = self._cdp
+        target = self._targets.get(target_id)
+        session = target.session if target is not None else None
+        if cdp is None or session is None or session in self._dialogs:
+            return None
+        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters = self._dialog_waiters.setdefault(session, set())
+        waiters.add(opened)
+        answer = asyncio.ensure_future(cdp.send(method, params, session, timeout=timeout))
+        try:
+            either: set[asyncio.Future[Any]] = {answer, opened}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiters.discard(opened)
+            opened.cancel()
+        if answer.done():
+            return answer.result()
+        answer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, CdpError):
+            await answer
+        return None
+
+    async def browser_call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One DevTools command to the browser itself (`Target.getTargets`). Raises `CdpError`."""
+        if self._cdp is None:
+            raise CdpError("the network policy's connection is closed")
+        return await self._cdp.send(method, params)
+
+    def context_of(self, target_id: str) -> str | None:
+        """The browser context (profile or incognito window) of a tab, as discovery reported it."""
+        target = self._targets.get(target_id)
+        return target.context if target is not None else None
 
     # ----- what the session tells it --------------------------------------------------------------
 
@@ -892,6 +947,7 @@ class NetworkGuard:
                 info.get("openerId"),
                 tab=target_id if info.get("type") == "page" else "",
                 created_in_call=self._reaching,
+                context=info.get("browserContextId"),
             )
 
     async def _target_changed(self, params: dict[str, Any], session: str | None) -> None:
@@ -939,6 +995,7 @@ class NetworkGuard:
         if target is None:
             target = _Target(target_id, kind, str(info.get("url") or ""), info.get("openerId"))
             target.created_in_call = self._reaching
+            target.context = info.get("browserContextId")
             self._targets[target_id] = target
         target.session = child_session
         self._sessions[child_session] = target_id
@@ -965,6 +1022,7 @@ class NetworkGuard:
         self._spawn(self._setup(target, waiting=waiting))
 
     async def _detached(self, params: dict[str, Any], session: str | None) -> None:
+        self._dialogs.discard(str(params.get("sessionId")))
         target_id = self._sessions.pop(str(params.get("sessionId")), None)
         target = self._targets.get(target_id) if target_id else None
         if target is not None:
@@ -1017,6 +1075,25 @@ class NetworkGuard:
             return
         self._refuse(target, url, f"{scheme}: pages are never opened", f"nav:{frame}:{url}")
         self._take_back(target, main, frame, session, url)
+
+    async def _dialog_opening(self, params: dict[str, Any], session: str | None) -> None:
+        if session is None:
+            return
+        self._dialogs.add(session)
+        for waiter in self._dialog_waiters.get(session, set()):
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _dialog_closed(self, params: dict[str, Any], session: str | None) -> None:
+        self._dialogs.discard(session or "")
+
+    async def _download_begins(self, params: dict[str, Any], session: str | None) -> None:
+        self.downloads_begun += 1
+        self._downloads_running.add(str(params.get("guid")))
+
+    async def _download_progress(self, params: dict[str, Any], session: str | None) -> None:
+        if params.get("state") in ("completed", "canceled"):
+            self._downloads_running.discard(str(params.get("guid")))
 
     async def _request(self, params: dict[str, Any], session: str | None) -> None:
         cdp = self._cdp
@@ -1265,6 +1342,10 @@ class NetworkGuard:
         "Page.frameStoppedLoading": _stopped_loading,
         "Page.frameStartedNavigating": _navigating,
         "Fetch.requestPaused": _request,
+        "Page.javascriptDialogOpening": _dialog_opening,
+        "Page.javascriptDialogClosed": _dialog_closed,
+        "Page.downloadWillBegin": _download_begins,
+        "Page.downloadProgress": _download_progress,
     }
 
 
