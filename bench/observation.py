@@ -380,7 +380,8 @@ async def main() -> None:
         print(
             f"{package:<26} {page[:28]:<28} {r['peer_tokens']:>8} {r['ours_tokens']:>5} {r['ratio']:>6.3f} "
             f"{r['full_tokens']:>5} {r['coverage']:>6.3f} {r['view_coverage']:>6.3f} {r['actionable']:>5.2f} "
-            f"{r['ours_ms']:>8.1f} {r['tool_ms']:>5.1f} {r['changed_ms']:>5.1f} {r['first_ms']:>6.1f} {r['page_ms']:>5.1f} "
+            f"{r['ours_ms']:>8.1f} {r['tool_ms']:>5.1f} {r['changed_ms']:>5.1f} {r['first_ms']:>6.1f} "
+            f"{r['page_ms']:>5.1f} "
             f"{r['peer_ms']:>8.1f} "
             f"{r['sent']:>5.2f} {r['nums']:>5.2f}"
         )

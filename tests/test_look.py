@@ -72,8 +72,8 @@ async def test_a_tab_opened_or_closed_is_listed_in_the_code_tools_order(
     await observe(browser_session)
     tool_calls = browser_session.look.through_code_tool
     opened = await browser_session.run_code(
-        f"async (page) => {{ const p = await page.context().newPage(); await p.goto({json.dumps(pages.url('form.html'))});"
-        " return page.context().pages().length }"
+        "async (page) => { const p = await page.context().newPage();"
+        f" await p.goto({json.dumps(pages.url('form.html'))}) }}"
     )
     assert opened.ok, opened.error
     try:
