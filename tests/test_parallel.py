@@ -563,3 +563,63 @@ async def test_a_runs_code_neither_sees_nor_acts_in_another_runs_window(
             if b_window:  # the shared browser keeps no window of this test's second run
                 with contextlib.suppress(OSError):
                     await asyncio.to_thread(devtools_json, f"{endpoint}/json/close/{b_window}", "GET")
+
+
+async def test_a_tab_another_app_process_opens_for_its_run_is_never_this_runs(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    """Two workers on one browser share no `TabOwners`. A run's call in flight here takes a tab that
+    opens meanwhile for its code's doing, unless the tab carries another process's mark (a worker
+    beside this one opened it for its own run, `run_tab_url`): that tab's requests are left alone and
+    its site never joins this run's task. An unmarked tab opened the same way is taken (the control)."""
+    endpoint = browser_session.settings.cdp_endpoint
+    settings = make_settings(tmp_path, cdp_endpoint=endpoint)
+    pool = BrowserPool(settings, browser_session)
+    sites: set[str] = set()
+    hold = (
+        "async (page) => { await page.waitForFunction(() => window.__release === true, null,"
+        " { timeout: 30000 }) }"
+    )
+    elsewhere = "about:blank#bc-run=" + "0" * 16  # not this process's mark
+    opened: list[str] = []
+    with Site(lambda request, port: "<title>Theirs</title><p>theirs</p>") as site:
+        cdp = await Cdp.open(endpoint)
+        try:
+            async with pool.lease() as _, pool.lease() as b:
+                await b.session_tab("this-run")
+                b.use_sites(sites)
+                guard = b.network
+                assert guard is not None and b.agent_target is not None
+                held = asyncio.ensure_future(b.run_code(hold, timeout=40))
+                await async_wait_until(lambda: guard._calls > 0, what="this run's call")
+                for url, host in ((elsewhere, "localhost"), ("about:blank", "127.0.0.1")):
+                    made = await cdp.send("Target.createTarget", {"url": url, "newWindow": True})
+                    tab = str(made["targetId"])
+                    opened.append(tab)
+                    await async_wait_until(lambda tab=tab: tab in guard._targets, what="the tab seen")
+                    session = str(
+                        (await cdp.send("Target.attachToTarget", {"targetId": tab, "flatten": True}))[
+                            "sessionId"
+                        ]
+                    )
+                    await cdp.send("Page.navigate", {"url": site.url("/theirs", host=host)}, session)
+                    await async_wait_until(
+                        lambda tab=tab: guard._targets[tab].url.endswith("/theirs"), what="the page shown"
+                    )
+                theirs, unmarked = (guard._targets[t] for t in opened)
+                assert (theirs.agent, theirs.elsewhere, guard._covered(theirs)) == (False, True, False)
+                assert "localhost" not in sites, sites
+                assert unmarked.agent and not unmarked.elsewhere  # the control: taken for the call's doing
+                released = await cdp.send(
+                    "Target.attachToTarget", {"targetId": b.agent_target, "flatten": True}
+                )
+                await cdp.send(
+                    "Runtime.evaluate", {"expression": "window.__release = true"}, str(released["sessionId"])
+                )
+                assert (await held).ok
+        finally:
+            for tab in opened:
+                with contextlib.suppress(Exception):
+                    await cdp.send("Target.closeTarget", {"targetId": tab})
+            await cdp.close()
+            await pool.close()

@@ -46,7 +46,7 @@ from browser_copilot.errors import (
 )
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.sandbox.guard import forbidden_pages_code, needs_runtime, runtime_install_code
-from browser_copilot.sandbox.network import NetworkGuard, Refusal, TabOwners, UrlPolicy
+from browser_copilot.sandbox.network import NetworkGuard, Refusal, TabOwners, UrlPolicy, run_tab_url
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ _SESSION_TAB = """async (page) => {
     const known = new Set(context.pages());
     const cdp = await context.browser().newBrowserCDPSession();
     let id = '';
-    try { id = (await cdp.send('Target.createTarget', { url: 'about:blank', newWindow: true })).targetId; }
+    try { id = (await cdp.send('Target.createTarget', { url: %s, newWindow: true })).targetId; }
     finally { await cdp.detach().catch(() => {}); }
     for (let i = 0; i < 400 && !target; i++) {
       for (const p of context.pages()) {
@@ -364,7 +364,12 @@ class BrowserSession:
                 raise BrowserUnavailable(f"the browser did not accept the connection: {warm.error}")
             self._forbidden_told = None
             return
-        code = _SESSION_TAB % (json.dumps(self._tab_key), "false", json.dumps(self.agent_target))
+        code = _SESSION_TAB % (
+            json.dumps(self._tab_key),
+            "false",
+            json.dumps(self.agent_target),
+            json.dumps(run_tab_url()),
+        )
         result = await self._call(code, timeout=60)
         if not result.ok or not isinstance(result.value, dict):
             raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
@@ -445,7 +450,12 @@ class BrowserSession:
         closed), the tab chosen at start if `claim_start` and no session has it yet (the user's page in
         front, by the terminal's rule), else a fresh blank tab in a window of its own."""
         self._tab_key = key
-        code = _SESSION_TAB % (json.dumps(key), json.dumps(claim_start), json.dumps(target))
+        code = _SESSION_TAB % (
+            json.dumps(key),
+            json.dumps(claim_start),
+            json.dumps(target),
+            json.dumps(run_tab_url()),
+        )
         result = await self.run_code(code, idempotent=True, timeout=30)
         info = result.value if result.ok else None
         if not isinstance(info, dict):

@@ -29,6 +29,7 @@ import ipaddress
 import json
 import logging
 import re
+import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
@@ -415,11 +416,31 @@ class _Target:
     """A worker that started while the model's code ran: what it sends, the code sent."""
     context: str | None = None
     """Its browser context id."""
+    elsewhere: bool = False
+    """A tab another app process opened for a run of its own (a worker beside this one on the same
+    browser): its first address carried that process's `RUN_MARK`. Never this guard's."""
 
 
 _BLOCK_WS = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
 _PASS_WS = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
 _ALL_REQUESTS = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
+
+RUN_MARK = secrets.token_hex(8)
+"""This process's mark on the tabs it opens for its runs (`run_tab_url`). Processes on one browser
+(several workers) do not share `TabOwners`; a tab that opens while a guard's call is in flight would
+otherwise be taken for that call's doing, and its requests decided by the wrong run's rules."""
+_MARKED = re.compile(r"^about:blank#bc-run=([0-9a-f]+)")
+
+
+def run_tab_url() -> str:
+    """The address a run's own new tab opens on: blank, with this process's mark."""
+    return f"about:blank#bc-run={RUN_MARK}"
+
+
+def _opened_elsewhere(url: str) -> bool:
+    """A tab another app process opened for its run (its mark is not this process's)."""
+    found = _MARKED.match(url)
+    return found is not None and found.group(1) != RUN_MARK
 
 
 class TabOwners:
@@ -665,8 +686,9 @@ class NetworkGuard:
         self.refresh_rules()
 
     def _others(self, target: _Target) -> bool:
-        """The target belongs to a tab another run's guard covers."""
-        return self.owners.other(target.tab or target.id, self)
+        """The target belongs to a tab another run's guard covers (in this process or another)."""
+        tab = self._targets.get(target.tab or target.id)
+        return self.owners.other(target.tab or target.id, self) or (tab is not None and tab.elsewhere)
 
     def refusals(self) -> list[Refusal]:
         """What was refused since the last call (and forget it)."""
@@ -948,6 +970,7 @@ class NetworkGuard:
                 tab=target_id if info.get("type") == "page" else "",
                 created_in_call=self._reaching,
                 context=info.get("browserContextId"),
+                elsewhere=_opened_elsewhere(str(info.get("url") or "")),
             )
 
     async def _target_changed(self, params: dict[str, Any], session: str | None) -> None:
@@ -996,6 +1019,7 @@ class NetworkGuard:
             target = _Target(target_id, kind, str(info.get("url") or ""), info.get("openerId"))
             target.created_in_call = self._reaching
             target.context = info.get("browserContextId")
+            target.elsewhere = _opened_elsewhere(target.url)
             self._targets[target_id] = target
         target.session = child_session
         self._sessions[child_session] = target_id
@@ -1351,6 +1375,7 @@ class NetworkGuard:
 
 __all__ = [
     "GRACE_SECONDS",
+    "RUN_MARK",
     "NetworkGuard",
     "Refusal",
     "Request",
@@ -1359,5 +1384,6 @@ __all__ = [
     "carried_data",
     "named_sites",
     "refusal_note",
+    "run_tab_url",
     "site_of",
 ]
