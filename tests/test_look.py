@@ -88,7 +88,8 @@ async def test_a_tab_opened_or_closed_is_listed_in_the_code_tools_order(
         assert second.tabs[-1].title == "Application form"
     finally:
         closed = await browser_session.run_code(
-            "async (page) => { for (const p of page.context().pages()) if (p !== page) await p.close() }"
+            "async (page) => { for (const p of page.context().pages())"
+            f" if (p !== page && p.url() === {json.dumps(pages.url('form.html'))}) await p.close() }}"
         )
         assert closed.ok, closed.error
     third = await observe(browser_session)

@@ -1,11 +1,13 @@
-"""Observing the page: the framework's own extractor, run through the code tool, and its rendering.
+"""Observing the page: the framework's own extractor, and its rendering.
 
-One code call returns URL, title, tabs, numbered interactive elements and a short text outline
+One look returns URL, title, tabs, numbered interactive elements and a short text outline
 (see `extractor.js`): those of the viewport and one more screen below it, and the whole of the focused
-form and of an open modal, numbered region by region (each region is named once). The extractor lives
-in Playwright's utility world of each document (`observer.js`, put there by the document's first
-observation), out of the page's reach. The model's code reaches element N as `el(N)`, a Playwright
-locator built by `wrap_model_code` for the numbers of the *current* observation only.
+form and of an open modal, numbered region by region (each region is named once). The app looks over
+its own DevTools connection (`look.py`, the extractor in an isolated world of its own), else through
+the code tool (`observe.js`, the extractor in Playwright's utility world); either way it is put there by
+the document's first observation, out of the page's reach. The model's code reaches element N as
+`el(N)`, a Playwright locator built by `wrap_model_code` for the numbers of the *current* observation
+only.
 """
 
 from __future__ import annotations

@@ -146,7 +146,8 @@ _SESSION_TAB = """async (page) => {
     created = true; tabs.set(key, target);
   }
   return { index: context.pages().indexOf(target), current: target === page, created, adopted,
-    url: target.url(), title: adopted ? await target.title().catch(() => '') : '' };
+    url: target.url(), title: adopted ? await target.title().catch(() => '') : '',
+    id: await idOf(target).catch(() => null) };
 }"""
 
 
@@ -156,6 +157,20 @@ _AGENT_TARGET = """async (page) => {
   finally { await session.detach().catch(() => {}); }
 }"""
 """The agent's tab's CDP target id, asked by the app's own (trusted) code, for the network policy."""
+
+_INDEX_OF = """async (page) => {
+  const id = %s;
+  const context = page.context();
+  for (const [i, p] of context.pages().entries()) {
+    const session = await context.newCDPSession(p).catch(() => null);
+    if (!session) continue;
+    try { if ((await session.send('Target.getTargetInfo')).targetInfo.targetId === id) return i; }
+    catch (e) { /* closed meanwhile */ }
+    finally { await session.detach().catch(() => {}); }
+  }
+  return -1;
+}"""
+"""The index of the tab with this CDP target id in the MCP server's list (-1: none)."""
 
 
 @dataclass(frozen=True)
@@ -373,9 +388,7 @@ class BrowserSession:
         result = await self._call(code, timeout=60)
         if not result.ok or not isinstance(result.value, dict):
             raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
-        assert self.mcp is not None
-        await self.mcp.call("browser_tabs", {"action": "select", "index": result.value["index"]})
-        await self._track_agent_tab()
+        await self._select_tab(int(result.value["index"]), result.value.get("id"))
 
     async def _track_agent_tab(self, *, bring_in: bool = False) -> None:
         """Tell the network policy which target is the agent's tab (`bring_in`: the user's own page)."""
@@ -387,6 +400,27 @@ class BrowserSession:
             await self.network.set_agent_tab(result.value, bring_in=bring_in)
         else:
             log.warning("could not identify the agent's tab for the network policy: %s", result.error)
+
+    async def _select_tab(self, index: int, target_id: str | None, *, bring_in: bool = False) -> None:
+        """Make a tab the MCP server's current page by its index in the server's list, checked by its
+        target id before the network policy is told: a tab of another run or process that opens or
+        closes between the call that found the index and the select moves the indexes (selected by a
+        stale index, a run worked in another run's window)."""
+        assert self.mcp is not None
+        for _ in range(5):
+            await self.mcp.call("browser_tabs", {"action": "select", "index": index})
+            if target_id is None:
+                break
+            now = await self._call(_AGENT_TARGET, timeout=30)
+            if now.ok and now.value == target_id:
+                break
+            found = await self._call(_INDEX_OF % json.dumps(target_id), timeout=30)
+            if not found.ok or not isinstance(found.value, int) or found.value < 0:
+                raise BrowserUnavailable("the session's tab closed before it could be selected")
+            index = found.value
+        else:
+            raise BrowserUnavailable("the session's tab could not be selected: the tabs kept changing")
+        await self._track_agent_tab(bring_in=bring_in)
 
     async def select_tab(self, index: int) -> tuple[str, bool]:
         """Make tab `index` the agent's (the MCP server's current page); the network policy covers it."""
@@ -461,10 +495,8 @@ class BrowserSession:
         if not isinstance(info, dict):
             raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
         if not info.get("current") or self.agent_target is None:
-            assert self.mcp is not None
             async with self._lock:
-                await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
-                await self._track_agent_tab(bring_in=bool(info.get("adopted")))
+                await self._select_tab(int(info["index"]), info.get("id"), bring_in=bool(info.get("adopted")))
         self._agent_url = str(info.get("url") or "") or None
         return SessionTab(
             created=bool(info.get("created")),
@@ -600,7 +632,10 @@ class BrowserSession:
     async def _remember(self, result: CodeResult) -> None:
         if result.page_url:
             self._agent_url = result.page_url
-        if result.tabs is not None:  # a tab opened, closed or was selected: which one is the agent's now
+        # A tab opened, closed or was selected: which one is the agent's now. Not for a parallel run's
+        # session that has no tab of its own yet (a warm spare): its server's current page is then
+        # whichever tab came first, another run's, which its network policy would claim as its own.
+        if result.tabs is not None and (self.instance is None or self.agent_target is not None):
             await self._track_agent_tab()
 
     def _tab_closed_by_policy(self, result: CodeResult) -> bool:
