@@ -623,3 +623,33 @@ async def test_a_tab_another_app_process_opens_for_its_run_is_never_this_runs(
                     await cdp.send("Target.closeTarget", {"targetId": tab})
             await cdp.close()
             await pool.close()
+
+
+async def test_a_warm_spare_without_a_tab_of_its_own_claims_no_tab(
+    browser_session: BrowserSession, tmp_path: Path
+) -> None:
+    """A session of the pool's own has no tab until a run gives it one; its server's current page is
+    meanwhile whichever tab came first (another run's). A call of it whose result lists the tabs (one
+    opened and closed) must not make that page its own: claimed, the other run's code was refused in
+    its own window ("another task's") and its requests judged by the wrong run's rules."""
+    settings = make_settings(tmp_path, cdp_endpoint=browser_session.settings.cdp_endpoint)
+    pool = BrowserPool(settings, browser_session, warm_ahead=True)
+    try:
+        async with pool.lease() as first:
+            await first.session_tab("first-run")
+            async with pool.lease() as spare:
+                assert spare is not first and spare.agent_target is None
+                listed = await spare.run_code("async (page) => { await page.context().newPage(); return 1 }")
+                try:
+                    assert listed.ok and listed.tabs is not None, listed  # the result listed the tabs
+                    assert spare.agent_target is None
+                    owners = browser_session.tab_owners
+                    assert first.agent_target not in owners.others_of(first.network)
+                    assert not [t for t in owners._owner if owners._owner[t] is spare.network]
+                finally:
+                    await spare.run_code(
+                        "async (page) => { for (const p of page.context().pages())"
+                        " if (p.url() === 'about:blank' && p !== page) { await p.close(); break; } }"
+                    )
+    finally:
+        await pool.close()
