@@ -18,17 +18,42 @@ just made for the world.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
+from functools import cache
 from typing import Any
 
+from browser_copilot.safety.classifier import secret_source
 from browser_copilot.sandbox.cdp import CdpError
+from browser_copilot.sandbox.guard import cookie_words
 from browser_copilot.sandbox.network import NetworkGuard
+from browser_copilot.scripts import script_source
 
 WORLD = "__bc_look"
 MISSING = "__bcMissing"
 TIMEOUT = 30.0
 """The observer's own waits (the settle) are bounded well below this."""
+
+
+@cache
+def extractor_source() -> str:
+    return script_source("browser_copilot.browser", "extractor.js").replace("__IS_SECRET__", secret_source())
+
+
+@cache
+def observer_source() -> tuple[str, str]:
+    """(version, source) of the page's half of an observation (observer.js), extractor and banner in it."""
+    fills = {
+        "__EXTRACT__": extractor_source(),
+        "__BANNER__": script_source("browser_copilot.sandbox", "banner.js"),
+        "__COOKIE_WORDS__": cookie_words(),
+    }
+    body = script_source("browser_copilot.browser", "observer.js")
+    version = hashlib.sha256("".join((body, *fills.values())).encode()).hexdigest()[:12]
+    for name, value in {"__VERSION__": json.dumps(version), **fills}.items():
+        body = body.replace(name, value, 1)
+    return version, body
 
 
 class Look:
@@ -104,6 +129,24 @@ class Look:
         assert self._tabs is not None
         return infos if set(infos) == set(self._tabs) else None
 
+    async def prepare(self, guard: NetworkGuard, target_id: str, version: str, install: str) -> None:
+        """Put the observer into a new document of the tab while it loads, ahead of its first look
+        (only once the look is in use). Raises `CdpError`."""
+        if self._tabs is None or target_id not in self._tabs:
+            return
+        made = await guard.in_tab(
+            target_id, "Page.createIsolatedWorld", {"frameId": target_id, "worldName": WORLD}, timeout=TIMEOUT
+        )
+        if made is not None:
+            context = int(made["executionContextId"])
+            self._contexts[target_id] = context
+            await self._evaluate(guard, target_id, self._install_text(json.dumps(version), install), context)
+
+    def _install_text(self, version: str, install: str) -> str:
+        """The same text for every document (the browser reuses its compiled code)."""
+        have = f"globalThis.__bcObserver && __bcObserver.version === {version}"
+        return f"globalThis.__bcLook = {self._token};\nif (!({have})) {{\n{install}\n}}\n0"
+
     async def _observe(
         self, guard: NetworkGuard, target_id: str, opts: str, version: str, install: str
     ) -> object:
@@ -126,9 +169,9 @@ class Look:
             return None
         context = int(made["executionContextId"])
         self._contexts[target_id] = context
-        have = f"globalThis.__bcObserver && __bcObserver.version === {version}"
-        source = f"globalThis.__bcLook = {self._token};\nif (!({have})) {{\n{install}\n}}\n{run}"
-        return await self._evaluate(guard, target_id, source, context)
+        if await self._evaluate(guard, target_id, self._install_text(version, install), context) != 0:
+            return None
+        return await self._evaluate(guard, target_id, run, context)
 
     @staticmethod
     async def _evaluate(guard: NetworkGuard, target_id: str, expression: str, context: int) -> object:

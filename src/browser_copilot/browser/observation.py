@@ -18,27 +18,20 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
+from browser_copilot.browser.look import observer_source
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable
-from browser_copilot.safety.classifier import secret_source
 from browser_copilot.safety.redaction import mask_for_model
-from browser_copilot.sandbox.guard import cookie_words
 from browser_copilot.scripts import script_source
 
 UNTRUSTED_OPEN = "<page_content untrusted>"
 UNTRUSTED_CLOSE = "</page_content>"
 _DELIMITER = re.compile(r"<(\s*/?\s*)page_content", re.IGNORECASE)
 _MODAL = re.compile(r'\["(alert|confirm|prompt|beforeunload)" dialog with message "(.*)"\]', re.DOTALL)
-
-
-@cache
-def extractor_source() -> str:
-    return script_source("browser_copilot.browser", "extractor.js").replace("__IS_SECRET__", secret_source())
 
 
 Region = Literal["above", "view", "below", "side"]
@@ -384,21 +377,6 @@ def as_untrusted(text: str) -> str:
     return f"{UNTRUSTED_OPEN}\n{safe}\n{UNTRUSTED_CLOSE}"
 
 
-@cache
-def _install() -> tuple[str, str]:
-    """(version, source) of the page's half of an observation (observer.js), extractor and banner in it."""
-    fills = {
-        "__EXTRACT__": extractor_source(),
-        "__BANNER__": script_source("browser_copilot.sandbox", "banner.js"),
-        "__COOKIE_WORDS__": cookie_words(),
-    }
-    body = script_source("browser_copilot.browser", "observer.js")
-    version = hashlib.sha256("".join((body, *fills.values())).encode()).hexdigest()[:12]
-    for name, value in {"__VERSION__": json.dumps(version), **fills}.items():
-        body = body.replace(name, value, 1)
-    return version, body
-
-
 SEND_SOURCE = "__bcSendSource"
 """What an observation sent without the page's half answers when its browser context has not kept it."""
 
@@ -421,7 +399,7 @@ def observation_code(
     Without `source` the page's half (~50 kB) is not sent: the browser context keeps it from the last
     call that sent it, and the code answers `SEND_SOURCE` when it has not."""
     opts = json.dumps(_opts(full, screenshot, settle, banners, extra))
-    version, install = _install()
+    version, install = observer_source()
     return (
         script_source("browser_copilot.browser", "observe.js")
         .replace("__OPTS__", opts)
@@ -503,7 +481,7 @@ async def observe(
     # The settle's quiet time counts from the end of the last code call (the action), not from now.
     since = round((time.monotonic() - session.call_ended) * 1000) if settle and session.call_ended else 0
     if not screenshot:
-        version, install = _install()
+        version, install = observer_source()
         opts = _opts(full, screenshot, settle, True, {"since": since})
         data = await session.look_payload(opts, version, install)
         if data is not None:

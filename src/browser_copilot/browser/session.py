@@ -32,7 +32,7 @@ from browser_copilot.browser import endpoints
 from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
-from browser_copilot.browser.look import Look
+from browser_copilot.browser.look import Look, observer_source
 from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
 from browser_copilot.browser.pacing import PACED_MARK, PacingLedger
 from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
@@ -246,6 +246,7 @@ class BrowserSession:
         """The CDP target id of the agent's tab, as last told to the network policy."""
         self.look = Look()
         """The framework's own look at the agent's tab, beside the code tool (`browser.look`)."""
+        self._preparing: set[asyncio.Future[None]] = set()
 
     async def __aenter__(self) -> BrowserSession:
         await self.open()
@@ -332,6 +333,7 @@ class BrowserSession:
         assert self.endpoint is not None
         if self.network is None:
             self.network = NetworkGuard(self.url_policy, notice=self._notice, owners=self.tab_owners)
+            self.network.on_document = self._document_loaded
         try:
             await self.network.start(self.endpoint.url)
         except NetworkPolicyDown as exc:
@@ -530,6 +532,21 @@ class BrowserSession:
         if data is not None and data.get("url"):
             self._agent_url = str(data["url"])
         return data
+
+    def _document_loaded(self, target_id: str) -> None:
+        """A new document in a tab (the network policy saw it parsed): the agent's gets the observer."""
+        network = self.network
+        if network is None or target_id != self.agent_target:
+            return
+        version, install = observer_source()
+        task = asyncio.ensure_future(self.look.prepare(network, target_id, version, install))
+        self._preparing.add(task)
+        task.add_done_callback(self._prepared)
+
+    def _prepared(self, task: asyncio.Future[None]) -> None:
+        self._preparing.discard(task)
+        if not task.cancelled() and isinstance(task.exception(), CdpError):
+            log.debug("putting the observer ahead into a new document failed: %s", task.exception())
 
     def downloads_begun(self) -> int:
         return self.network.downloads_begun if self.network is not None else 0

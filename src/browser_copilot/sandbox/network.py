@@ -520,6 +520,9 @@ class NetworkGuard:
         self._dialog_waiters: dict[str, set[asyncio.Future[None]]] = {}
         self.downloads_begun = 0
         """Downloads any tab began since the connection opened (`browser.look`)."""
+        self.on_document: Callable[[str], None] | None = None
+        """Called with a tab's target id when a new document of its main frame is parsed
+        (`browser.look` puts the observer there ahead of the first look)."""
         self._downloads_running: set[str] = set()
 
     # ----- lifecycle ---------------------------------------------------------------------------
@@ -1080,6 +1083,10 @@ class NetworkGuard:
                 await self._cdp.post("Runtime.setAsyncCallStackDepth", _STACK_DEPTH, session)
         elif name == "load":
             self._loading[str(params.get("frameId"))] = False
+        elif name == "DOMContentLoaded" and self.on_document is not None:
+            frame = str(params.get("frameId"))
+            if frame == self._sessions.get(session or ""):  # a page's main frame (its id is the target's)
+                self.on_document(frame)
 
     async def _stopped_loading(self, params: dict[str, Any], session: str | None) -> None:
         self._loading[str(params.get("frameId"))] = False
