@@ -65,6 +65,8 @@ class Look:
         """Target id -> the execution context of the look's world there, as last made."""
         self._tabs: list[str] | None = None
         """The tabs' target ids in the MCP server's order, as its last observation listed them."""
+        self._current: str | None = None
+        """The MCP server's current page (the code tool's `page`) in that listing."""
         self._downloads_known = -1
         """`NetworkGuard.downloads_begun` when the code tool last had reported every download."""
         self.looks = 0
@@ -75,29 +77,37 @@ class Look:
         """A new browser or server: nothing known holds."""
         self._contexts.clear()
         self._tabs = None
+        self._current = None
         self._downloads_known = -1
 
     def through_code_tool_next(self) -> None:
-        """The next observation goes through the code tool (which lists the tabs again)."""
+        """The next observation goes through the code tool (which lists the tabs again): another tab
+        was selected, or a caller wants the code tool's figure."""
         self._tabs = None
+        self._current = None
 
     def learned(self, data: dict[str, Any], downloads_begun: int) -> None:
         """What an observation through the code tool says: the tabs' order (`ids`), and whether every
         download begun before it (`downloads_begun`, read before it ran) is reported (`pending`)."""
         self.through_code_tool += 1
-        ids = data.get("ids")
+        ids, tabs = data.get("ids"), data.get("tabs")
         self._tabs = [str(i) for i in ids] if isinstance(ids, list) and all(ids) else None
+        self._current = None
+        if self._tabs is not None and isinstance(tabs, list) and len(tabs) == len(self._tabs):
+            self._current = next((self._tabs[i] for i, tab in enumerate(tabs) if tab[1]), None)
         if not data.get("pending"):
             self._downloads_known = downloads_begun
 
     async def payload(
-        self, guard: NetworkGuard, target_id: str, opts: dict[str, Any], version: str, install: str
+        self, guard: NetworkGuard, opts: dict[str, Any], version: str, install: str
     ) -> dict[str, Any] | None:
-        """The observation's data (as observe.js returns it), or None: the code tool looks instead.
-        Raises `CdpError` when the connection fails under it (the code tool looks then, too)."""
+        """The observation's data (as observe.js returns it) of the MCP server's current page, or None:
+        the code tool looks instead. Raises `CdpError` when the connection fails under it (the code
+        tool looks then, too)."""
+        target_id = self._current
         if (
             self._tabs is None
-            or target_id not in self._tabs
+            or target_id is None
             or guard.downloads_running
             or guard.downloads_begun != self._downloads_known
         ):
@@ -119,12 +129,13 @@ class Look:
 
     async def _tab_infos(self, guard: NetworkGuard, target_id: str) -> dict[str, tuple[str, str]] | None:
         """Each tab's (url, title), when the tabs are the ones the code tool last listed."""
-        context = guard.context_of(target_id)
         answer = await guard.browser_call("Target.getTargets")
+        pages = [t for t in answer.get("targetInfos", []) if t.get("type") == "page"]
+        context = next((t.get("browserContextId") for t in pages if t.get("targetId") == target_id), None)
         infos = {
             str(t["targetId"]): (str(t.get("url") or ""), _title(t))
-            for t in answer.get("targetInfos", [])
-            if t.get("type") == "page" and not t.get("subtype") and t.get("browserContextId") == context
+            for t in pages
+            if not t.get("subtype") and t.get("browserContextId") == context
         }
         assert self._tabs is not None
         return infos if set(infos) == set(self._tabs) else None
@@ -132,7 +143,7 @@ class Look:
     async def prepare(self, guard: NetworkGuard, target_id: str, version: str, install: str) -> None:
         """Put the observer into a new document of the tab while it loads, ahead of its first look
         (only once the look is in use). Raises `CdpError`."""
-        if self._tabs is None or target_id not in self._tabs:
+        if target_id != self._current:
             return
         made = await guard.in_tab(
             target_id, "Page.createIsolatedWorld", {"frameId": target_id, "worldName": WORLD}, timeout=TIMEOUT

@@ -364,6 +364,7 @@ class BrowserSession:
         self.created_tab = isinstance(info, dict) and bool(info.get("created"))
         if isinstance(info, dict) and not info.get("current"):
             assert self.mcp is not None
+            self.look.through_code_tool_next()  # another tab becomes the code tool's page
             await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
         adopted = isinstance(info, dict) and bool(info.get("adopted"))
         if isinstance(info, dict) and adopted:
@@ -409,6 +410,7 @@ class BrowserSession:
         closes between the call that found the index and the select moves the indexes (selected by a
         stale index, a run worked in another run's window)."""
         assert self.mcp is not None
+        self.look.through_code_tool_next()
         for _ in range(5):
             await self.mcp.call("browser_tabs", {"action": "select", "index": index})
             if target_id is None:
@@ -429,6 +431,7 @@ class BrowserSession:
         if self.mcp is None:
             raise McpUnavailable("the browser session is closed")
         async with self._lock:
+            self.look.through_code_tool_next()  # another tab becomes the code tool's page
             text, is_error = await self.mcp.call("browser_tabs", {"action": "select", "index": index})
             if not is_error:
                 await self._track_agent_tab()
@@ -471,6 +474,7 @@ class BrowserSession:
             if not info.get("current"):
                 assert self.mcp is not None
                 async with self._lock:
+                    self.look.through_code_tool_next()  # another tab becomes the code tool's page
                     await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
                     await self._track_agent_tab()
             self._agent_url = url
@@ -520,12 +524,12 @@ class BrowserSession:
     async def look_payload(self, opts: dict[str, Any], version: str, install: str) -> dict[str, Any] | None:
         """An observation's data through the app's own DevTools connection (`browser.look`), or None when
         the code tool must look (it knows a dialog, a download, a new tab; or this failed)."""
-        network, target = self.network, self.agent_target
-        if network is None or target is None or not network.connected:
+        network = self.network
+        if network is None or not network.connected:
             return None
         async with self._lock:
             try:
-                data = await self.look.payload(network, target, opts, version, install)
+                data = await self.look.payload(network, opts, version, install)
             except CdpError as exc:
                 log.debug("the look at the agent's tab failed (the code tool looks): %s", exc)
                 return None
@@ -536,7 +540,7 @@ class BrowserSession:
     def _document_loaded(self, target_id: str) -> None:
         """A new document in a tab (the network policy saw it parsed): the agent's gets the observer."""
         network = self.network
-        if network is None or target_id != self.agent_target:
+        if network is None:
             return
         version, install = observer_source()
         task = asyncio.ensure_future(self.look.prepare(network, target_id, version, install))

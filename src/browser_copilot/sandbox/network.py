@@ -224,8 +224,8 @@ class UrlPolicy:
 
     def problem(self, url: str) -> str | None:
         """None when the agent's tab may show this URL; otherwise why not (checked after actions too)."""
-        if url in ("about:blank", "") or url.startswith("chrome-error://"):
-            return None
+        if url.split("#", 1)[0] in ("about:blank", "") or url.startswith("chrome-error://"):
+            return None  # a blank page (with a fragment too: a run's new window carries its mark there)
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             return f"{parts.scheme}: URLs are not allowed (only http, https and about:blank)"
@@ -414,8 +414,6 @@ class _Target:
     """Network and Runtime are on in its session: its requests say who made them."""
     model_made: bool = False
     """A worker that started while the model's code ran: what it sends, the code sent."""
-    context: str | None = None
-    """Its browser context id."""
     elsewhere: bool = False
     """A tab another app process opened for a run of its own (a worker beside this one on the same
     browser): its first address carried that process's `RUN_MARK`. Never this guard's."""
@@ -643,11 +641,6 @@ class NetworkGuard:
         if self._cdp is None:
             raise CdpError("the network policy's connection is closed")
         return await self._cdp.send(method, params)
-
-    def context_of(self, target_id: str) -> str | None:
-        """The browser context (profile or incognito window) of a tab, as discovery reported it."""
-        target = self._targets.get(target_id)
-        return target.context if target is not None else None
 
     # ----- what the session tells it --------------------------------------------------------------
 
@@ -972,7 +965,6 @@ class NetworkGuard:
                 info.get("openerId"),
                 tab=target_id if info.get("type") == "page" else "",
                 created_in_call=self._reaching,
-                context=info.get("browserContextId"),
                 elsewhere=_opened_elsewhere(str(info.get("url") or "")),
             )
 
@@ -992,7 +984,7 @@ class NetworkGuard:
         elif (
             self._covered(target)
             and scheme not in ("about", "chrome-error", "")
-            and target.url != "about:blank"
+            and target.url.split("#", 1)[0] != "about:blank"
         ):
             # A page that must never show committed (view-source:, or a chrome: page that won the race).
             self._refuse(
@@ -1021,7 +1013,6 @@ class NetworkGuard:
         if target is None:
             target = _Target(target_id, kind, str(info.get("url") or ""), info.get("openerId"))
             target.created_in_call = self._reaching
-            target.context = info.get("browserContextId")
             target.elsewhere = _opened_elsewhere(target.url)
             self._targets[target_id] = target
         target.session = child_session
@@ -1100,7 +1091,9 @@ class NetworkGuard:
         url, frame = str(params.get("url") or ""), str(params.get("frameId"))
         main = frame == target.id and target.kind == "page"
         scheme = urlsplit(url).scheme.lower()
-        if scheme in ("http", "https", "file") or url == "about:blank":  # Fetch decides these
+        if (
+            scheme in ("http", "https", "file") or url.split("#", 1)[0] == "about:blank"
+        ):  # Fetch decides these
             return
         if not main and scheme in _SUBFRAME_SCHEMES:
             return
