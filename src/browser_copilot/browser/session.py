@@ -393,11 +393,12 @@ class BrowserSession:
             raise BrowserUnavailable(f"could not open the session's tab: {result.error}")
         await self._select_tab(int(result.value["index"]), result.value.get("id"))
 
-    async def _track_agent_tab(self, *, bring_in: bool = False) -> None:
-        """Tell the network policy which target is the agent's tab (`bring_in`: the user's own page)."""
+    async def _track_agent_tab(self, *, bring_in: bool = False, known: str | None = None) -> None:
+        """Tell the network policy which target is the agent's tab (`bring_in`: the user's own page;
+        `known`: its target id, just asked)."""
         if self.network is None:
             return
-        result = await self._call(_AGENT_TARGET, timeout=30)
+        result = CodeResult(ok=True, value=known) if known else await self._call(_AGENT_TARGET, timeout=30)
         if result.ok and isinstance(result.value, str):
             self.agent_target = result.value
             await self.network.set_agent_tab(result.value, bring_in=bring_in)
@@ -410,13 +411,15 @@ class BrowserSession:
         closes between the call that found the index and the select moves the indexes (selected by a
         stale index, a run worked in another run's window)."""
         assert self.mcp is not None
-        self.look.through_code_tool_next()
+        self.look.through_code_tool_next()  # another tab becomes the code tool's page
+        known = None
         for _ in range(5):
             await self.mcp.call("browser_tabs", {"action": "select", "index": index})
             if target_id is None:
                 break
             now = await self._call(_AGENT_TARGET, timeout=30)
             if now.ok and now.value == target_id:
+                known = target_id
                 break
             found = await self._call(_INDEX_OF % json.dumps(target_id), timeout=30)
             if not found.ok or not isinstance(found.value, int) or found.value < 0:
@@ -424,7 +427,7 @@ class BrowserSession:
             index = found.value
         else:
             raise BrowserUnavailable("the session's tab could not be selected: the tabs kept changing")
-        await self._track_agent_tab(bring_in=bring_in)
+        await self._track_agent_tab(bring_in=bring_in, known=known)
 
     async def select_tab(self, index: int) -> tuple[str, bool]:
         """Make tab `index` the agent's (the MCP server's current page); the network policy covers it."""
@@ -472,11 +475,8 @@ class BrowserSession:
         info = result.value if result.ok else None
         if isinstance(info, dict) and int(info.get("index", -1)) >= 0:
             if not info.get("current"):
-                assert self.mcp is not None
                 async with self._lock:
-                    self.look.through_code_tool_next()  # another tab becomes the code tool's page
-                    await self.mcp.call("browser_tabs", {"action": "select", "index": info["index"]})
-                    await self._track_agent_tab()
+                    await self._select_tab(int(info["index"]), None)
             self._agent_url = url
             return True
         await self.goto(url)
