@@ -42,6 +42,16 @@ COMMITTING = {
         "async (page) => { await page.goto(ORIGIN + '/transfer?confirm=1') }",
         "/transfer",
     ),
+    # Written out whole, the address is judged as the guard is armed (one round trip): the same verdict.
+    "goto() of an address written out whole": (
+        "async (page) => { await page.goto('HERE/orders/7/cancel') }",
+        "/orders/7/cancel",
+    ),
+    "goto() written out, after a goto that moved the page": (
+        "async (page) => { await page.goto('HERE/help/how-to-cancel');"
+        " await page.goto('HERE/orders/7/cancel', { waitUntil: 'load' }) }",
+        "/orders/7/cancel",
+    ),
     "location.href in evaluate": (
         "async (page) => { await page.evaluate((o) => { location.href = o + '/list?action=delete&id=3' },"
         " ORIGIN) }",
@@ -61,7 +71,7 @@ async def test_a_get_that_acts_is_held_before_it_is_sent(
 ) -> None:
     await browser_session.goto(site.url("/orders/7"))
     code, path = COMMITTING[way]
-    source = code.replace("ORIGIN", repr(site.url("")))
+    source = code.replace("ORIGIN", repr(site.url(""))).replace("HERE", site.url("").rstrip("/"))
     result = await browser_session.run_code(guarded_code(source, None, preflight=False))
     report = guard_report(result)
     assert report is not None and report.held, result
@@ -85,12 +95,14 @@ async def test_a_get_that_acts_is_held_before_it_is_sent(
         "async (page) => { await page.locator('#posts').click(); await page.waitForURL('**/posts/123') }",
         "async (page) => { await page.goto(ORIGIN + '/search?q=delete+account') }",
         "async (page) => { await page.goto(ORIGIN + '/help/how-to-cancel') }",
+        "async (page) => { await page.goto('HERE/help/how-to-cancel') }",
     ],
 )
 async def test_an_ordinary_address_opens_at_once(
     browser_session: BrowserSession, site: Site, code: str
 ) -> None:
     await browser_session.goto(site.url("/orders/7"))
-    result = await browser_session.run_code(guarded_code(code.replace("ORIGIN", repr(site.url(""))), None))
+    source = code.replace("ORIGIN", repr(site.url(""))).replace("HERE", site.url("").rstrip("/"))
+    result = await browser_session.run_code(guarded_code(source, None))
     assert result.ok, result.error
     assert guard_report(result) is None

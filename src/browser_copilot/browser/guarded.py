@@ -28,6 +28,8 @@ _NAMED = re.compile(
     r"(?:\{[^}]*?name\s*:\s*)?['\"`]([^'\"`]+)['\"`]",
 )
 _TEXT_SELECTOR = re.compile(r"""(?:text=|has-text\(|:text\()\s*['"]?([^'")\]]{1,80})""")
+_GOTO = re.compile(r"""\.\s*goto\s*\(\s*(['"`])([^'"`$\\\n]{1,2000})\1\s*[,)]""")
+"""An address written out for goto(): the guard judges it as it is armed (one round trip less)."""
 _TYPING = re.compile(
     r"\.(fill|type|pressSequentially|press|setInputFiles|selectText)\s*\(|keyboard\.(type|insertText|press)"
 )
@@ -49,6 +51,11 @@ def targets(code: str) -> tuple[list[int], list[str]]:
     numbers = sorted({int(n) for n in _EL.findall(code)})
     names = [*_NAMED.findall(code), *_TEXT_SELECTOR.findall(code)]
     return numbers, list(dict.fromkeys(n.strip() for n in names if n.strip()))
+
+
+def goto_addresses(code: str) -> list[str]:
+    """The addresses the code opens with goto(), where it writes them out whole (at most 8)."""
+    return list(dict.fromkeys(m.group(2) for m in _GOTO.finditer(code)))[:8]
 
 
 def types_into(code: str) -> bool:
@@ -84,10 +91,13 @@ def guarded_code(
     preflight: bool = True,
     pacing: Pacing | None = None,
     app_code: bool = False,
+    close_banner: bool = False,
 ) -> str:
     """The model's `async (page) => {...}` with `el(N)`, timeouts and the guard around it; with
     `pacing` in human mode, the membrane paces its actions (browser/pacing.js). `app_code`: the app's
-    own code (a replay), whose page functions are not named as the model's (network policy)."""
+    own code (a replay), whose page functions are not named as the model's (network policy);
+    `close_banner`: the guard closes the consent banner an observation found as the call begins (armed:
+    a choice it would hold is held, not clicked)."""
     pace = pacing_hook(pacing, secret_source()) if pacing and pacing.active else "undefined"
     numbers, names = targets(code) if preflight else ([], [])
     check = (
@@ -113,7 +123,8 @@ def guarded_code(
         f" source: {json.dumps(code.strip().rstrip(';'))},\n"
         f"    allow: {json.dumps(allow.to_js() if allow else None)}, preflight: {json.dumps(check)},\n"
         f"    exposed: {exposed_globals_js()},\n"
-        f"    el: (n) => el(n), beforeAction: {pace}, appCode: {json.dumps(app_code)},\n"
+        f"    el: (n) => el(n), beforeAction: {pace}, appCode: {json.dumps(app_code)},"
+        f" closeBanner: {json.dumps(close_banner)}, addresses: {json.dumps(goto_addresses(code))},\n"
         f"    guard: ({world})(page.context(), {early}) }});\n"
         "}"
     )

@@ -120,6 +120,9 @@ class Observation:
     """A captcha is on the page: the user has to solve it."""
     banner: str | None = None
     """The label of the consent-banner button the app clicked (reject/close), if it did."""
+    banner_held: str | None = None
+    """The consent-banner button the app would have chosen, when the guard held that click (it looks like
+    an action of its own: "Delete my account" on a page's fake cookie layer)."""
     downloads: list[dict[str, str]] = field(default_factory=list)
     """Downloads finished since the last observation: name, url, state, path."""
     extract_ms: float = 0.0
@@ -188,6 +191,11 @@ class Observation:
             lines.append("This page shows a captcha: only the user can solve it (hand_over).")
         if self.banner:
             lines.append(f'The app closed a consent banner by choosing "{self.banner}".')
+        if self.banner_held:
+            lines.append(
+                f'A consent banner is open; its one option short of accepting, "{self.banner_held}", looks'
+                " like an action of its own, so the app did not click it."
+            )
         for download in self.downloads:
             where = download["path"] or "the browser's download folder"
             lines.append(f"Download {download['state']}: {download['name']} -> {where}")
@@ -394,7 +402,7 @@ def observation_code(
     source: bool = True,
     **extra: int,
 ) -> str:
-    """The code of one observation (see observe.js): settle, close a consent banner, extract.
+    """The code of one observation (see observe.js): settle, find a consent banner's choice, extract.
     `extra` sets the extractor's budgets (textBudget, maxElements, maxOptions, foldMin...).
     Without `source` the page's half (~50 kB) is not sent: the browser context keeps it from the last
     call that sent it, and the code answers `SEND_SOURCE` when it has not."""
@@ -476,23 +484,46 @@ async def observe(
     `settle` (after actions) first waits for the DOM to be quiet, bounded; a blocking consent
     banner is closed by rejecting it. The framework looks over its own DevTools connection
     (`browser.look`) when it can, else through the code tool.
+
+    The look finds the banner and its choice; the click is the guard's, armed, in a guarded call of the
+    app's (`close_banner`): a choice that the guard holds (a page's fake cookie layer whose other button
+    deletes the account) is not made, and the model is told. Then the page is looked at again.
     """
+    observation, found = await _observe(session, full=full, screenshot=screenshot, settle=settle)
+    if not found:
+        return observation
+    from browser_copilot.browser.guarded import guard_report, guarded_code  # guarded builds on this module
+
+    result = await session.run_code(guarded_code("async (page) => null", close_banner=True))
+    held = guard_report(result) is not None
+    again, _ = await _observe(session, full=full, screenshot=screenshot, settle=True, banners=False)
+    if result.ok:
+        again.banner_held, again.banner = (found, None) if held else (None, found)
+    return again
+
+
+async def _observe(
+    session: BrowserSession, *, full: bool, screenshot: bool, settle: bool, banners: bool = True
+) -> tuple[Observation, str | None]:
+    """One observation (see `observe`), and the consent banner's choice it found, not yet clicked."""
     started = time.perf_counter()
     # The settle's quiet time counts from the end of the last code call (the action), not from now.
     since = round((time.monotonic() - session.call_ended) * 1000) if settle and session.call_ended else 0
     if not screenshot:
         version, install = observer_source()
-        opts = _opts(full, screenshot, settle, True, {"since": since})
+        opts = _opts(full, screenshot, settle, banners, {"since": since})
         data = await session.look_payload(opts, version, install)
         if data is not None:
             observation = _from_payload(data, full=full)
             observation.extract_ms = (time.perf_counter() - started) * 1000
-            return observation
+            return observation, _found(data)
     begun = session.downloads_begun()
-    code = observation_code(full=full, screenshot=screenshot, settle=settle, source=False, since=since)
+    code = observation_code(
+        full=full, screenshot=screenshot, settle=settle, banners=banners, source=False, since=since
+    )
     result = await session.run_code(code, idempotent=True)
     if result.ok and result.value == SEND_SOURCE:
-        code = observation_code(full=full, screenshot=screenshot, settle=settle, since=since)
+        code = observation_code(full=full, screenshot=screenshot, settle=settle, banners=banners, since=since)
         result = await session.run_code(code, idempotent=True)
     elapsed = (time.perf_counter() - started) * 1000
     dialog = parse_dialog(result)
@@ -510,13 +541,18 @@ async def observe(
             full=full,
             dialog=dialog,
             extract_ms=elapsed,
-        )
+        ), None
     if not result.ok or not isinstance(result.value, dict):
         raise BrowserUnavailable(f"the page could not be observed: {result.error or result.value!r}")
     session.look.learned(result.value, begun)
     observation = _from_payload(result.value, full=full)
     observation.extract_ms = elapsed
-    return observation
+    return observation, _found(result.value)
+
+
+def _found(data: dict[str, Any]) -> str | None:
+    found = data.get("banner_found")
+    return str(found) if found else None
 
 
 ACTION_TIMEOUT_MS = 10_000

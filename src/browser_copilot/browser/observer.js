@@ -90,19 +90,19 @@ globalThis.__bcObserver = {
       && !(document.getAnimations && document.getAnimations().length) && last.state === this.state(opts);
   },
 
-  // Settle (after actions), close a consent banner in the way by rejecting it (banner.js: it looks for a
-  // candidate first, cheaply, and chooses only when there is one), then extract (or reuse the last
+  // Settle (after actions), find a consent banner in the way and the option that rejects it (banner.js:
+  // it looks for a candidate first, cheaply, and chooses only when there is one), then extract (or reuse the last
   // extraction: see `gen`); one call. Returned as JSON text: Playwright's own serializer walks a large
   // object several times slower.
   async observe(opts) {
     const started = performance.now();
     this.track();
     if (opts.settle) await this.settle(800, opts.since);
+    // A banner is found here, not clicked: the app has the guard close it, armed (observation.py).
     let banner = null;
     if (opts.banners && !this.quiet) {
-      banner = this.banner(this.words);
-      if (banner) await this.settle(500);
-      else this.watch();
+      banner = this.banner(this.words, true);
+      if (!banner) this.watch();
     }
     let data;
     if (!banner && this.reusable(opts)) data = { ...this.last.data, reused: true };
@@ -111,7 +111,8 @@ globalThis.__bcObserver = {
       this.last = window.__bcDeep ? null
         : { data, gen: this.gen, active: document.activeElement, state: this.state(opts) };
     }
-    data.banner = banner;
+    data.banner = null;
+    data.banner_found = banner;
     data.page_ms = Math.round((performance.now() - started) * 10) / 10;
     return JSON.stringify(data);
   },

@@ -22,7 +22,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -35,7 +35,7 @@ from browser_copilot.browser.launcher import has_display as _has_display
 from browser_copilot.browser.look import Look, observer_source
 from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
 from browser_copilot.browser.pacing import PACED_MARK, PacingLedger
-from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
+from browser_copilot.browser.results import UNDEFINED, CodeResult, Tab, parse_code_result
 from browser_copilot.config import Settings
 from browser_copilot.errors import (
     BrowserNotFound,
@@ -45,7 +45,7 @@ from browser_copilot.errors import (
     NetworkPolicyDown,
 )
 from browser_copilot.sandbox.cdp import CdpError
-from browser_copilot.sandbox.guard import forbidden_pages_code, needs_runtime, runtime_install_code
+from browser_copilot.sandbox.guard import ACTED, forbidden_pages_code, needs_runtime, runtime_install_code
 from browser_copilot.sandbox.network import NetworkGuard, Refusal, TabOwners, UrlPolicy, run_tab_url
 
 log = logging.getLogger(__name__)
@@ -235,7 +235,8 @@ class BrowserSession:
         """Whether the agent's tab was opened by this session (not the user's, nor one it found blank)."""
         self._lock = asyncio.Lock()
         self.call_ended = 0.0
-        """When the last code call through this session ended (`time.monotonic`; 0: none yet)."""
+        """When the last code call through this session ended (`time.monotonic`; 0: none yet), or the
+        last action of guarded code in it, when the guard said (an observation's settle counts from it)."""
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = url_policy if url_policy is not None else UrlPolicy.from_settings(settings)
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
@@ -570,7 +571,19 @@ class BrowserSession:
             return CodeResult(ok=False, error=str(exc))
         finally:
             self.call_ended = time.monotonic()
-        return parse_code_result(text, is_error=is_error)
+        return self._unwrap(parse_code_result(text, is_error=is_error))
+
+    def _unwrap(self, result: CodeResult) -> CodeResult:
+        """Guarded code's value without call.js's wrapper, which says when the code's last action came
+        back (the wall clock, shared with the MCP server's process): the settle counts from there."""
+        value = result.value
+        if not (result.ok and isinstance(value, dict) and ACTED in value and set(value) <= {ACTED, "value"}):
+            return result
+        acted = value[ACTED]
+        if isinstance(acted, int | float) and not isinstance(acted, bool):
+            ago = min(max(0.0, time.time() - acted / 1000), 1.0)
+            self.call_ended = min(self.call_ended, time.monotonic() - ago)
+        return replace(result, value=value.get("value", UNDEFINED))
 
     async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
         """Run `async (page) => {...}` in the agent's tab (see `_run_code`). A paced call while several

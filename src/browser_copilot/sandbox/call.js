@@ -4,8 +4,10 @@
 // armed in every page the code acts on and in each frame of another origin in them, the halt after a
 // held action, the guard's report, and the values of secret fields masked in whatever comes back.
 // Called as (page, config) with config = { version, source, allow, preflight, exposed, el,
-// beforeAction, guard, appCode } (appCode: the app's own code, a replay: its page code is not named
-// as the model's) (guard: world.js's { page, frame }).
+// beforeAction, guard, appCode, closeBanner, addresses } (addresses: the goto() addresses written out in
+// the code) (appCode: the app's own code, a replay: its page code is
+// not named as the model's; closeBanner: the consent banner an observation found is closed by the guard,
+// armed, as the call begins) (guard: world.js's { page, frame }).
 async (page, config) => {
   const context = page.context();
   if (context.__bcRuntimeV !== config.version || !context.__bcBox) return { __bcNeedsRuntime: true };
@@ -69,8 +71,11 @@ async (page, config) => {
       return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
     });
   };
-  // `facts`: the pre-flight's targets, checked in the same round trip as the page is armed.
+  // `facts`: the pre-flight's targets, checked in the same round trip as the page is armed; `ahead`: the
+  // addresses the code writes out for goto(), judged in that round trip too, while the page is still at
+  // the address they were judged from.
   let checked = null;
+  let ahead = null;
   // Another run's tabs (parallel tasks in one browser) are not this task's: hidden from pages(), and
   // never acted in however the code reached them.
   const foreign = new Set(context.__bcForeign || []);
@@ -81,7 +86,8 @@ async (page, config) => {
     return hidden.has(p);
   };
   if (foreign.size) for (const p of context.pages()) await foreignPage(p);
-  const arm = async (p, facts) => {
+  // `banner`: close a consent banner in the way in the same op (a young document; see clearBanner).
+  const arm = async (p, facts, banner = false) => {
     if (forbiddenPage(p)) {
       throw new Error("Refused: that tab shows Browser Copilot's own page (or the browser's DevTools); "
         + 'your code never acts there. Only the user answers its cards.');
@@ -91,12 +97,21 @@ async (page, config) => {
         + 'works only in its own tabs and the ones the user has open.');
     }
     if (!targets.has(p)) {
-      const again = () => { guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null); };
-      const moved = (f) => { if (f !== p.mainFrame()) targets.delete(f); };
-      targets.set(p, { kind: 'page', again, moved });
-      p.on('domcontentloaded', again);
-      p.on('framenavigated', moved);
-      const armed = await guard.page(p, { op: 'arm', allow: allowFor(p), facts }).catch(() => null);
+      const entry = { kind: 'page', fresh: 0 };
+      entry.again = () => {
+        entry.fresh = 0;
+        guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null);
+      };
+      entry.moved = (f) => { if (f !== p.mainFrame()) targets.delete(f); };
+      targets.set(p, entry);
+      p.on('domcontentloaded', entry.again);
+      p.on('framenavigated', entry.moved);
+      const checkBanner = config.closeBanner && p === page ? 'always' : banner && !config.appCode;
+      const addresses = p === page ? config.addresses : undefined;
+      const armed = await guard.page(p, { op: 'arm', allow: allowFor(p), facts, banner: checkBanner, addresses })
+        .catch(() => null);
+      if (addresses && armed && armed.addresses) ahead = armed.addresses;
+      entry.fresh = checkBanner ? Date.now() : 0;
       note(armed);
       if (facts) checked = (armed && armed.facts) || [];
     }
@@ -118,21 +133,24 @@ async (page, config) => {
   };
 
   // A consent banner that comes up a moment after a load (the page observed before it, or a page the
-  // code just opened) would take the next click: in a young document the app closes it first
-  // (banner.js: by structure, never "accept"), before the guard is armed for the action.
-  // The observer already in the document's utility world (observe.js) has the chooser compiled, and
-  // knows when nothing changed since a look that found no banner; only a document it has not reached
-  // yet gets the ~8 KB chooser sent.
-  const clearBanner = async (p) => {
-    if (!context.__bcBanner || config.appCode) return;
-    const known = await p.evaluate('performance.now() >= 15000 ? "old" : globalThis.__bcObserver'
-      + ' ? (__bcObserver.quiet ? "quiet" : (__bcObserver.banner(__bcObserver.words), "done")) : "absent"',
-    undefined, { world: 'utility' }).catch(() => 'absent');
-    if (known !== 'absent') return;
-    await p.evaluate(`performance.now() < 15000 ? ${context.__bcBanner} : null`).catch(() => null);
+  // code just opened) would take the next click: in a young document the guard closes it first
+  // (guard.js `banner`: by structure, never "accept") before each action but a goto, which leaves the
+  // page. The op that arms a page does it for the first action there when that comes at once (within
+  // FRESH_MS, the code's own preamble); any other asks again (the guard searches the page only when
+  // something changed since it last found none).
+  const FRESH_MS = 50;
+  const clearBanner = async (p, name, known) => {
+    const entry = targets.get(p);
+    if (config.appCode || name === 'goto' || !entry) return;
+    const fresh = !known || Date.now() - entry.fresh < FRESH_MS;
+    entry.fresh = 0;
+    if (!fresh) await guard.page(p, { op: 'banner' }).catch(() => null);
   };
 
   let halted = null;
+  // When the code's last action came back (the wall clock, ms): an observation's settle counts its quiet
+  // time from there, not from when the call's answer reached the app (ACTED in guarded.py).
+  let acted = null;
   // An address the code opens with goto() that acts when opened (a committing GET) is held like a
   // button, before the browser is asked to load it.
   const held = [];
@@ -140,8 +158,11 @@ async (page, config) => {
   const beforeGoto = async (t, url) => {
     const p = pageOf(t);
     await arm(p);
+    targets.get(p).fresh = 0;
     const href = String(url);
-    const entry = await guard.page(p, { op: 'address', url: href }).catch(() => null);
+    const judged = p === page && ahead && p.url() === ahead.href && Object.hasOwn(ahead.held, href);
+    const entry = judged ? ahead.held[href]
+      : await guard.page(p, { op: 'address', url: href }).catch(() => null);
     if (!entry || (allow && allow.names.includes(href.toLowerCase()))) return;
     held.push({ id: `held-goto-${Date.now()}-${held.length}`, ...entry });
     halted = halt;
@@ -153,13 +174,15 @@ async (page, config) => {
   const options = {
     halted: () => halted,
     beforeAction: config.beforeAction,
-    beforeActing: async (t) => {
+    beforeActing: async (t, name) => {
       const p = pageOf(t);
-      await clearBanner(p);
-      await arm(p);
+      const known = targets.has(p);
+      await arm(p, undefined, name !== 'goto');
+      await clearBanner(p, name, known);
     },
     beforeGoto,
     afterAction: async () => {
+      acted = Date.now();
       let n = 0;
       for (const t of [...targets.keys()]) n += Number(await op(t, { op: 'count' }).catch(() => 0)) || 0;
       if (n) {
@@ -196,7 +219,7 @@ async (page, config) => {
   // destructive target the code names and activates, not allowed, or typing into a secret field, stops
   // the call, and the guard is disarmed again.
   const preflight = config.preflight;
-  await arm(page, preflight ? { numbers: preflight.numbers, names: preflight.names } : undefined);
+  await arm(page, preflight ? { numbers: preflight.numbers, names: preflight.names } : undefined, true);
   if (preflight) {
     const ok = (c) => !!allow && ((c.ref.startsWith('el(') && allow.numbers.includes(Number(c.ref.slice(3, -1))))
       || allow.names.includes(c.ref.toLowerCase()));
@@ -220,8 +243,9 @@ async (page, config) => {
   const error = out.error === undefined ? null : new Error(mask(out.error));
   if (error && out.name !== 'Error') error.name = out.name;
   if (report.held.length || report.secretBlocked) {
-    return masked({ __bcGuard: report, result: result === undefined ? null : result, error: error ? error.message : null });
+    const value = masked({ __bcGuard: report, result: result === undefined ? null : result, error: error ? error.message : null });
+    return { __bcActed: acted, value };
   }
   if (error) throw error;
-  return masked(result);
+  return { __bcActed: acted, value: masked(result) };
 }

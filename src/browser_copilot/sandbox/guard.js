@@ -4,11 +4,14 @@
 // keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
 // facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
 // It runs in an isolated world of its own (world.js, early.js): page scripts can neither see nor replace
-// it. __POLICY__ is replaced by policy.js. Call with {op: 'arm'|'disarm'|'count'|'address'|'classify', ...}; arm and
-// disarm also return the values of the page's secret fields (for the box to mask); arm with `facts`
-// ({numbers, names}) also the pre-flight's verdicts.
+// it. __POLICY__ is replaced by policy.js, __BANNER__ by banner.js and __COOKIE_WORDS__ by its words.
+// Call with {op: 'arm'|'disarm'|'count'|'address'|'classify'|'banner', ...}; arm and disarm also return
+// the values of the page's secret fields (for the box to mask); arm with `facts` ({numbers, names}) also
+// the pre-flight's verdicts, with `banner` closes a consent banner in the way first (see `banner`), and
+// with `addresses` judges those the code will open (op 'address', ahead).
 (args) => {
-  const classify = __POLICY__;
+  // The classifier (its phrase table parsed, its indexes built) once per document, not once per op.
+  const classify = window.__bcClassify || (window.__bcClassify = __POLICY__);
   const isSecret = __IS_SECRET__;
   const ACTIONABLE = 'button, a[href], input[type=submit], input[type=button], input[type=image], input[type=reset],'
     + ' [role=button], [role=link], [role=menuitem], [role=tab], [role=option], summary, label, [onclick]';
@@ -473,6 +476,28 @@
     return out;
   };
 
+  // A consent banner that comes up a moment after a load (the page observed before it, or a page the
+  // code just opened) would take the next click: in a young document (its first 15 s) the app closes
+  // it first (banner.js: by structure, never "accept"), before each action of a code call. A look that
+  // found none leaves a watcher: while nothing is added, removed or restyled (the app's own stamps
+  // aside), none has come since and the page is not searched again.
+  // `always`: the observation found one (at any age of the document): the guard closes it.
+  const banner = (always = false) => {
+    if (!always && (performance.now() >= 15000 || window.__bcNoBanner)) return null;
+    const name = (__BANNER__)(__COOKIE_WORDS__);
+    if (name) return name;
+    const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
+      : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
+    const watcher = new MutationObserver((records) => {
+      if (records.every(ours)) return;
+      window.__bcNoBanner = null;
+      watcher.disconnect();
+    });
+    watcher.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
+    window.__bcNoBanner = watcher;
+    return null;
+  };
+
   const all = windows();
   if (args.op === 'arm') {
     const allow = args.allow || null;
@@ -495,9 +520,17 @@
         if (el) el.setAttribute('data-bc-allow', allow.token);
       }
     }
-    // With `facts`, the pre-flight's verdicts in the same round trip (the guard armed first).
-    return { armed: true, secrets: secretValues(), facts: args.facts ? factsFor(args.facts) : undefined };
+    // With `banner`, a consent banner in the way closed, with the guard armed (what it clicks is
+    // checked like any click of the call); with `facts`, the pre-flight's verdicts; one round trip.
+    const closed = args.banner ? banner(args.banner === 'always') : null;
+    // With `addresses` (the ones the code opens with goto(), written out in it), what the guard holds
+    // for each, asked ahead in this round trip, with the page's address they were judged from.
+    const addresses = args.addresses && args.addresses.length
+      ? { href: location.href, held: Object.fromEntries(args.addresses.map((u) => [u, addressHeld(String(u), document)])) }
+      : undefined;
+    return { armed: true, secrets: secretValues(), facts: args.facts ? factsFor(args.facts) : undefined, banner: closed, addresses };
   }
+  if (args.op === 'banner') return banner();
   if (args.op === 'disarm') {
     const held = [];
     let secretBlocked = 0;

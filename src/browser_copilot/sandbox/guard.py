@@ -30,9 +30,15 @@ from browser_copilot.scripts import script_source
 
 @cache
 def guard_template() -> str:
-    """guard.js with the classifier in it and `__LEXICON__` left for the phrase table."""
+    """guard.js with the classifier, the secret-field test and the consent-banner chooser in it, and
+    `__LEXICON__` left for the phrase table."""
     body = script_source("browser_copilot.sandbox", "guard.js")
-    return body.replace("__POLICY__", policy_template()).replace("__IS_SECRET__", secret_source())
+    return (
+        body.replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js").strip())
+        .replace("__COOKIE_WORDS__", cookie_words())
+        .replace("__POLICY__", policy_template())
+        .replace("__IS_SECRET__", secret_source())
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +79,6 @@ def cookie_words() -> str:
     return json.dumps([str(w) for w in lexicon().get("cookie_words", [])], ensure_ascii=False)
 
 
-def banner_expression() -> str:
-    """An expression that closes a consent banner in the page it is evaluated in (`banner.js`, its
-    words given): the chosen button's name, or null."""
-    return f"({script_source('browser_copilot.sandbox', 'banner.js')})({cookie_words()})"
-
-
 @cache
 def runtime_version() -> str:
     """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
@@ -87,8 +87,6 @@ def runtime_version() -> str:
         lexicon_json(),
         membrane_source(),
         json.dumps(globals_policy()),
-        script_source("browser_copilot.sandbox", "banner.js"),
-        cookie_words(),
     )
     # world.js and early.js travel with each call: a change there needs no new install.
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
@@ -134,10 +132,13 @@ def runtime_install_code(root: Path) -> str:
         f"  const languageOf = {language_source()};\n"
         f"{_RUNTIME_FOR}"
         f"{box_install_lines(root)}"
-        f"  c.__bcBanner = {json.dumps(banner_expression())};\n"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"
     )
+
+
+ACTED = "__bcActed"  # call.js wraps what guarded code returns in it
+"""A guarded call's answer: `{ACTED: when its last action came back (epoch ms, or null), "value": ...}`."""
 
 
 def needs_runtime(value: Any) -> bool:

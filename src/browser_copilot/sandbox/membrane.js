@@ -293,7 +293,7 @@
     };
 
     const act = async (real, name, fn, args) => {
-      if (ACTING.has(name) && opts.beforeActing) await settle(opts.beforeActing(real));
+      if (ACTING.has(name) && opts.beforeActing) await settle(opts.beforeActing(real, name));
       if (name === 'goto' && opts.beforeGoto) await settle(opts.beforeGoto(real, args[0]));
       let done = null;
       const paced = PACED.has(name) && opts.beforeAction ? guarded(() => opts.beforeAction(name, real, args)) : undefined;

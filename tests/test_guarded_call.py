@@ -1,0 +1,125 @@
+"""One guarded code call (sandbox/call.js) around its actions: a consent banner closed before each
+action (by the guard, in its own world, while it is armed), and when the call's last action came back
+(the observation's settle counts from there)."""
+
+from __future__ import annotations
+
+import time
+
+from browser_copilot.browser.guarded import guard_report, guarded_code
+from browser_copilot.browser.observation import observe
+from browser_copilot.browser.results import UNDEFINED, CodeResult
+from browser_copilot.browser.session import BrowserSession
+from tests.support.pages import PageServer
+
+SEARCH = (
+    "await page.locator('#search').click({ timeout: 3000 }); return await page.locator('#out').textContent();"
+)
+
+
+async def consent(session: BrowserSession) -> object:
+    answer = await session.run_code("async (page) => page.evaluate(() => window.__consent ?? null)")
+    return answer.value
+
+
+async def test_a_banner_that_comes_up_between_two_actions_of_one_call_is_closed_before_the_second(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """The guard found no banner when the call began; the first click brings one up a moment later, over
+    the whole page: before the second click the guard sees the page changed, looks again and rejects it,
+    and the click lands (no time-out on the layer)."""
+    await browser_session.goto(pages.url("banner-between.html"))
+    await observe(browser_session)
+    result = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.locator('#more').click();"
+            f" await page.locator('#backdrop').waitFor(); {SEARCH} }}"
+        )
+    )
+    assert result.ok, result.error
+    assert result.value == "Open 9 to 5"
+    assert await consent(browser_session) == "other"
+
+
+async def test_a_banner_that_came_up_after_the_last_look_is_closed_before_the_calls_first_action(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("banner-between.html"))
+    await observe(browser_session)
+    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    result = await browser_session.run_code(guarded_code(f"async (page) => {{ {SEARCH} }}"))
+    assert result.ok, result.error
+    assert result.value == "Open 9 to 5"
+    assert await consent(browser_session) == "other"
+
+
+async def test_a_banner_that_baits_the_closer_into_a_destructive_click_is_held(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """A page's cookie layer whose one option short of "Accept all" deletes the account: the guard is
+    armed while it closes banners, so that click is held like any other of the call, not made."""
+    await browser_session.goto(pages.url("banner-between.html?layer=bait"))
+    await observe(browser_session)
+    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    result = await browser_session.run_code(guarded_code(f"async (page) => {{ {SEARCH} }}"))
+    report = guard_report(result)
+    assert report is not None, result
+    assert [h["facts"]["name"] for h in report.held] == ["Delete my account"]
+    assert await consent(browser_session) is None
+
+
+async def test_the_settle_counts_from_the_calls_last_action_not_from_its_answer(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """The code clicks, then reads for a while: the call's end as the observation's settle sees it is
+    the click's return, well before the answer; a call that did not act ends with its answer."""
+    await browser_session.goto(pages.url("banner-between.html"))
+    await observe(browser_session)
+    result = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.locator('#search').click();"
+            " await page.locator('#never').waitFor({ timeout: 400 }).catch(() => null); return 'read' }"
+        )
+    )
+    answered = time.monotonic()
+    assert result.ok and result.value == "read", result
+    assert answered - browser_session.call_ended >= 0.35
+    result = await browser_session.run_code(guarded_code("async (page) => { await page.title(); }"))
+    answered = time.monotonic()
+    assert result.ok and result.value is UNDEFINED, result
+    assert 0 <= answered - browser_session.call_ended < 0.2
+
+
+def test_only_the_guarded_calls_wrapper_is_taken_off_and_only_once(browser_session: BrowserSession) -> None:
+    unwrap = browser_session._unwrap
+    assert unwrap(CodeResult(ok=True, value={"__bcActed": None, "value": [1]})).value == [1]
+    assert unwrap(CodeResult(ok=True, value={"__bcActed": None})).value is UNDEFINED
+    # The model's own value that looks like the wrapper is the model's (inside the real one).
+    inner = {"__bcActed": 0, "value": "x"}
+    assert unwrap(CodeResult(ok=True, value={"__bcActed": None, "value": inner})).value == inner
+    # Not the wrapper (another key with it): left as it is.
+    other = {"__bcActed": 0, "value": 1, "more": 2}
+    assert unwrap(CodeResult(ok=True, value=other)).value == other
+
+
+async def test_an_observation_has_the_armed_guard_close_a_banner_and_never_makes_a_click_it_holds(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """The observation finds the banner and its choice; the click is the guard's. A genuine layer is
+    closed by rejecting it; a bait layer's "Delete my account" is held: not clicked, and the model is
+    told why the layer is still there."""
+    await browser_session.goto(pages.url("banner-between.html"))
+    await observe(browser_session)
+    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    observation = await observe(browser_session, settle=True)
+    assert (observation.banner, observation.banner_held) == ("Reject all", None)
+    assert await consent(browser_session) == "other"
+
+    await browser_session.goto(pages.url("banner-between.html?layer=bait"))
+    await observe(browser_session)
+    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    observation = await observe(browser_session, settle=True)
+    assert (observation.banner, observation.banner_held) == (None, "Delete my account")
+    assert '"Delete my account", looks like an action of its own' in observation.render()
+    assert await consent(browser_session) is None
+    assert any(e.name == "Accept all" for e in observation.elements)
