@@ -9,9 +9,12 @@
 // the values of the page's secret fields (for the box to mask); arm with `facts` ({numbers, names}) also
 // the pre-flight's verdicts, with `banner` closes a consent banner in the way first (see `banner`), and
 // with `addresses` judges those the code will open (op 'address', ahead).
-(args) => {
-  // The classifier (its phrase table parsed, its indexes built) once per document, not once per op.
-  const classify = window.__bcClassify || (window.__bcClassify = __POLICY__);
+// Evaluated once per document (world.js installs it): everything below is made then, and the ops are the
+// function it returns.
+(() => {
+  // The classifier (its phrase table parsed, its indexes built) at its first use in the document.
+  let classifier = null;
+  const classify = (facts) => (classifier || (classifier = __POLICY__))(facts);
   const isSecret = __IS_SECRET__;
   const ACTIONABLE = 'button, a[href], input[type=submit], input[type=button], input[type=image], input[type=reset],'
     + ' [role=button], [role=link], [role=menuitem], [role=tab], [role=option], summary, label, [onclick]';
@@ -498,60 +501,63 @@
     return null;
   };
 
-  const all = windows();
-  if (args.op === 'arm') {
-    const allow = args.allow || null;
-    for (const win of all) {
-      if (win.__bcEarly && win.__bcEarly.check) win.__bcEarly.check();
-      const guard = install(win);
-      guard.armed = true;
-      guard.held = [];
-      guard.allow = allow;
-      guard.passed = null;
-      guard.secretBlocked = 0;
-      guard.acted = 0;
-      // An approved action's targets carry the one-time token.
-      for (const n of (allow && allow.numbers) || []) {
-        const el = deepQuery(win.document, `[data-bc-id="${n}"]`);
-        if (el) (closestDeep(el, ACTIONABLE) || el).setAttribute('data-bc-allow', allow.token);
+  let all = [];
+  return (args) => {
+    all = windows();
+    if (args.op === 'arm') {
+      const allow = args.allow || null;
+      for (const win of all) {
+        if (win.__bcEarly && win.__bcEarly.check) win.__bcEarly.check();
+        const guard = install(win);
+        guard.armed = true;
+        guard.held = [];
+        guard.allow = allow;
+        guard.passed = null;
+        guard.secretBlocked = 0;
+        guard.acted = 0;
+        // An approved action's targets carry the one-time token.
+        for (const n of (allow && allow.numbers) || []) {
+          const el = deepQuery(win.document, `[data-bc-id="${n}"]`);
+          if (el) (closestDeep(el, ACTIONABLE) || el).setAttribute('data-bc-allow', allow.token);
+        }
+        for (const id of (allow && allow.held) || []) {
+          const el = deepQuery(win.document, `[data-bc-held="${id}"]`);
+          if (el) el.setAttribute('data-bc-allow', allow.token);
+        }
       }
-      for (const id of (allow && allow.held) || []) {
-        const el = deepQuery(win.document, `[data-bc-held="${id}"]`);
-        if (el) el.setAttribute('data-bc-allow', allow.token);
+      // With `banner`, a consent banner in the way closed, with the guard armed (what it clicks is
+      // checked like any click of the call); with `facts`, the pre-flight's verdicts; one round trip.
+      const closed = args.banner ? banner(args.banner === 'always') : null;
+      // With `addresses` (the ones the code opens with goto(), written out in it), what the guard holds
+      // for each, asked ahead in this round trip, with the page's address they were judged from.
+      const addresses = args.addresses && args.addresses.length
+        ? { href: location.href, held: Object.fromEntries(args.addresses.map((u) => [u, addressHeld(String(u), document)])) }
+        : undefined;
+      return { armed: true, secrets: secretValues(), facts: args.facts ? factsFor(args.facts) : undefined, banner: closed, addresses };
+    }
+    if (args.op === 'banner') return banner();
+    if (args.op === 'disarm') {
+      const held = [];
+      let secretBlocked = 0;
+      let acted = 0;
+      for (const win of all) {
+        const guard = win.__bcGuard;
+        if (!guard) continue;
+        guard.armed = false;
+        guard.allow = null;
+        held.push(...guard.held);
+        secretBlocked += guard.secretBlocked;
+        acted += guard.acted || 0;
       }
+      return { held, secretBlocked, acted, secrets: secretValues() };
     }
-    // With `banner`, a consent banner in the way closed, with the guard armed (what it clicks is
-    // checked like any click of the call); with `facts`, the pre-flight's verdicts; one round trip.
-    const closed = args.banner ? banner(args.banner === 'always') : null;
-    // With `addresses` (the ones the code opens with goto(), written out in it), what the guard holds
-    // for each, asked ahead in this round trip, with the page's address they were judged from.
-    const addresses = args.addresses && args.addresses.length
-      ? { href: location.href, held: Object.fromEntries(args.addresses.map((u) => [u, addressHeld(String(u), document)])) }
-      : undefined;
-    return { armed: true, secrets: secretValues(), facts: args.facts ? factsFor(args.facts) : undefined, banner: closed, addresses };
-  }
-  if (args.op === 'banner') return banner();
-  if (args.op === 'disarm') {
-    const held = [];
-    let secretBlocked = 0;
-    let acted = 0;
-    for (const win of all) {
-      const guard = win.__bcGuard;
-      if (!guard) continue;
-      guard.armed = false;
-      guard.allow = null;
-      held.push(...guard.held);
-      secretBlocked += guard.secretBlocked;
-      acted += guard.acted || 0;
+    if (args.op === 'count') {
+      let n = 0;
+      for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
+      return n;
     }
-    return { held, secretBlocked, acted, secrets: secretValues() };
-  }
-  if (args.op === 'count') {
-    let n = 0;
-    for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
-    return n;
-  }
-  if (args.op === 'address') return addressHeld(String(args.url), document);
-  if (args.op === 'classify') return classify(args.facts || {});
-  return null;
-}
+    if (args.op === 'address') return addressHeld(String(args.url), document);
+    if (args.op === 'classify') return classify(args.facts || {});
+    return null;
+  };
+})()
