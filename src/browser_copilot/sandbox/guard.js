@@ -502,6 +502,10 @@
   };
 
   let all = [];
+  // The classifier's tables for the page's language are built when the page is idle after the guard came
+  // in (the next call's checks then find them ready), or at their first use if that comes first.
+  const warm = () => { try { classify({ tag: 'button', role: 'button', name: '', lang: document.documentElement.lang || null }); } catch (e) { /* at first use */ } };
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(warm, { timeout: 2000 });
   return (args) => {
     all = windows();
     if (args.op === 'arm') {
