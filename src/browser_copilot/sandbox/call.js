@@ -4,10 +4,10 @@
 // armed in every page the code acts on and in each frame of another origin in them, the halt after a
 // held action, the guard's report, and the values of secret fields masked in whatever comes back.
 // Called as (page, config) with config = { version, source, allow, preflight, exposed, el,
-// beforeAction, guard, appCode, closeBanner, addresses } (addresses: the goto() addresses written out in
-// the code) (appCode: the app's own code, a replay: its page code is
-// not named as the model's; closeBanner: the consent banner an observation found is closed by the guard,
-// armed, as the call begins) (guard: world.js's { page, frame }).
+// beforeAction, guard, appCode, closeBanner, addresses }: appCode, the app's own code (a replay), whose
+// page code is not named as the model's; closeBanner, the consent banner an observation found is closed
+// by the guard, armed, as the call begins; addresses, the goto() addresses written out in the code;
+// guard, world.js's { page, frame }. It answers { __bcActed, value } (see `acted`).
 async (page, config) => {
   const context = page.context();
   if (context.__bcRuntimeV !== config.version || !context.__bcBox) return { __bcNeedsRuntime: true };
