@@ -17,6 +17,15 @@ SEARCH = (
 )
 
 
+async def opened(session: BrowserSession, pages: PageServer, layer: str | None = None) -> None:
+    """The test page, observed; with `layer` (`consent` or `bait`), the page then puts its layer up (after
+    the look, as a layer that comes up a moment after the load)."""
+    await session.goto(pages.url(f"banner-between.html?layer={layer or 'consent'}"))
+    await observe(session)
+    if layer:
+        await session.run_code("async (page) => page.evaluate(() => consentLayer())")
+
+
 async def consent(session: BrowserSession) -> object:
     answer = await session.run_code("async (page) => page.evaluate(() => window.__consent ?? null)")
     return answer.value
@@ -28,8 +37,7 @@ async def test_a_banner_that_comes_up_between_two_actions_of_one_call_is_closed_
     """The guard found no banner when the call began; the first click brings one up a moment later, over
     the whole page: before the second click the guard sees the page changed, looks again and rejects it,
     and the click lands (no time-out on the layer)."""
-    await browser_session.goto(pages.url("banner-between.html"))
-    await observe(browser_session)
+    await opened(browser_session, pages)
     result = await browser_session.run_code(
         guarded_code(
             "async (page) => { await page.locator('#more').click();"
@@ -44,9 +52,7 @@ async def test_a_banner_that_comes_up_between_two_actions_of_one_call_is_closed_
 async def test_a_banner_that_came_up_after_the_last_look_is_closed_before_the_calls_first_action(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
-    await browser_session.goto(pages.url("banner-between.html"))
-    await observe(browser_session)
-    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    await opened(browser_session, pages, "consent")
     result = await browser_session.run_code(guarded_code(f"async (page) => {{ {SEARCH} }}"))
     assert result.ok, result.error
     assert result.value == "Open 9 to 5"
@@ -58,9 +64,7 @@ async def test_a_banner_that_baits_the_closer_into_a_destructive_click_is_held(
 ) -> None:
     """A page's cookie layer whose one option short of "Accept all" deletes the account: the guard is
     armed while it closes banners, so that click is held like any other of the call, not made."""
-    await browser_session.goto(pages.url("banner-between.html?layer=bait"))
-    await observe(browser_session)
-    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    await opened(browser_session, pages, "bait")
     result = await browser_session.run_code(guarded_code(f"async (page) => {{ {SEARCH} }}"))
     report = guard_report(result)
     assert report is not None, result
@@ -73,8 +77,7 @@ async def test_the_settle_counts_from_the_calls_last_action_not_from_its_answer(
 ) -> None:
     """The code clicks, then reads for a while: the call's end as the observation's settle sees it is
     the click's return, well before the answer; a call that did not act ends with its answer."""
-    await browser_session.goto(pages.url("banner-between.html"))
-    await observe(browser_session)
+    await opened(browser_session, pages)
     result = await browser_session.run_code(
         guarded_code(
             "async (page) => { await page.locator('#search').click();"
@@ -108,16 +111,12 @@ async def test_an_observation_has_the_armed_guard_close_a_banner_and_never_makes
     """The observation finds the banner and its choice; the click is the guard's. A genuine layer is
     closed by rejecting it; a bait layer's "Delete my account" is held: not clicked, and the model is
     told why the layer is still there."""
-    await browser_session.goto(pages.url("banner-between.html"))
-    await observe(browser_session)
-    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    await opened(browser_session, pages, "consent")
     observation = await observe(browser_session, settle=True)
     assert (observation.banner, observation.banner_held) == ("Reject all", None)
     assert await consent(browser_session) == "other"
 
-    await browser_session.goto(pages.url("banner-between.html?layer=bait"))
-    await observe(browser_session)
-    await browser_session.run_code("async (page) => page.evaluate(() => consentLayer())")
+    await opened(browser_session, pages, "bait")
     observation = await observe(browser_session, settle=True)
     assert (observation.banner, observation.banner_held) == (None, "Delete my account")
     assert '"Delete my account", looks like an action of its own' in observation.render()

@@ -143,20 +143,22 @@ class Look:
     async def prepare(self, guard: NetworkGuard, target_id: str, version: str, install: str) -> None:
         """Put the observer into a new document of the tab while it loads, ahead of its first look
         (only once the look is in use). Raises `CdpError`."""
-        if target_id != self._current:
-            return
+        if target_id == self._current:
+            await self._installed(guard, target_id, json.dumps(version), install)
+
+    async def _installed(self, guard: NetworkGuard, target_id: str, version: str, install: str) -> int | None:
+        """A context of the look's world just made in the tab, with the token and the observer in it (the
+        same text for every document: the browser reuses its compiled code), or None."""
         made = await guard.in_tab(
             target_id, "Page.createIsolatedWorld", {"frameId": target_id, "worldName": WORLD}, timeout=TIMEOUT
         )
-        if made is not None:
-            context = int(made["executionContextId"])
-            self._contexts[target_id] = context
-            await self._evaluate(guard, target_id, self._install_text(json.dumps(version), install), context)
-
-    def _install_text(self, version: str, install: str) -> str:
-        """The same text for every document (the browser reuses its compiled code)."""
+        if made is None:
+            return None
+        context = int(made["executionContextId"])
+        self._contexts[target_id] = context
         have = f"globalThis.__bcObserver && __bcObserver.version === {version}"
-        return f"globalThis.__bcLook = {self._token};\nif (!({have})) {{\n{install}\n}}\n0"
+        text = f"globalThis.__bcLook = {self._token};\nif (!({have})) {{\n{install}\n}}\n0"
+        return context if await self._evaluate(guard, target_id, text, context) == 0 else None
 
     async def _observe(
         self, guard: NetworkGuard, target_id: str, opts: str, version: str, install: str
@@ -173,16 +175,8 @@ class Look:
             )
             if out != MISSING:
                 return out
-        made = await guard.in_tab(
-            target_id, "Page.createIsolatedWorld", {"frameId": target_id, "worldName": WORLD}, timeout=TIMEOUT
-        )
-        if made is None:
-            return None
-        context = int(made["executionContextId"])
-        self._contexts[target_id] = context
-        if await self._evaluate(guard, target_id, self._install_text(version, install), context) != 0:
-            return None
-        return await self._evaluate(guard, target_id, run, context)
+        context = await self._installed(guard, target_id, version, install)
+        return None if context is None else await self._evaluate(guard, target_id, run, context)
 
     @staticmethod
     async def _evaluate(guard: NetworkGuard, target_id: str, expression: str, context: int) -> object:

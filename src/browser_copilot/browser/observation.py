@@ -453,7 +453,6 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         viewport={k: int(v) for k, v in data.get("viewport", {}).items()},
         full=full,
         screenshot_b64=data.get("screenshot"),
-        banner=data.get("banner"),
         captcha=bool((data.get("signals") or {}).get("captcha", False)),
         modal=str(data["modal"]) if data.get("modal") else None,
         errors=[str(e) for e in data.get("errors") or []],

@@ -91,8 +91,8 @@ globalThis.__bcObserver = {
   },
 
   // Settle (after actions), find a consent banner in the way and the option that rejects it (banner.js:
-  // it looks for a candidate first, cheaply, and chooses only when there is one), then extract (or reuse the last
-  // extraction: see `gen`); one call. Returned as JSON text: Playwright's own serializer walks a large
+  // it looks for a candidate first, cheaply, and chooses only when there is one), then extract (or
+  // reuse the last extraction: see `gen`); one call. Returned as JSON text: Playwright's own serializer walks a large
   // object several times slower.
   async observe(opts) {
     const started = performance.now();
@@ -111,7 +111,6 @@ globalThis.__bcObserver = {
       this.last = window.__bcDeep ? null
         : { data, gen: this.gen, active: document.activeElement, state: this.state(opts) };
     }
-    data.banner = null;
     data.banner_found = banner;
     data.page_ms = Math.round((performance.now() - started) * 10) / 10;
     return JSON.stringify(data);

@@ -224,8 +224,8 @@ class UrlPolicy:
 
     def problem(self, url: str) -> str | None:
         """None when the agent's tab may show this URL; otherwise why not (checked after actions too)."""
-        if url.split("#", 1)[0] in ("about:blank", "") or url.startswith("chrome-error://"):
-            return None  # a blank page (with a fragment too: a run's new window carries its mark there)
+        if url == "" or _blank(url) or url.startswith("chrome-error://"):
+            return None
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
             return f"{parts.scheme}: URLs are not allowed (only http, https and about:blank)"
@@ -433,6 +433,11 @@ _MARKED = re.compile(r"^about:blank#bc-run=([0-9a-f]+)")
 def run_tab_url() -> str:
     """The address a run's own new tab opens on: blank, with this process's mark."""
     return f"about:blank#bc-run={RUN_MARK}"
+
+
+def _blank(url: str) -> bool:
+    """A blank page, with a fragment too (a run's new window carries its mark there: `RUN_MARK`)."""
+    return url.split("#", 1)[0] == "about:blank"
 
 
 def _opened_elsewhere(url: str) -> bool:
@@ -981,11 +986,7 @@ class NetworkGuard:
             target.committed = True
             if not target.agent and not self._reaching and not self._others(target):
                 self.bring_in(target.url)  # the user's own browsing, in a tab of theirs
-        elif (
-            self._covered(target)
-            and scheme not in ("about", "chrome-error", "")
-            and target.url.split("#", 1)[0] != "about:blank"
-        ):
+        elif self._covered(target) and scheme not in ("about", "chrome-error", "") and not _blank(target.url):
             # A page that must never show committed (view-source:, or a chrome: page that won the race).
             self._refuse(
                 target, target.url, f"{scheme}: pages are never shown", f"commit:{target.id}:{target.url}"
@@ -1091,9 +1092,7 @@ class NetworkGuard:
         url, frame = str(params.get("url") or ""), str(params.get("frameId"))
         main = frame == target.id and target.kind == "page"
         scheme = urlsplit(url).scheme.lower()
-        if (
-            scheme in ("http", "https", "file") or url.split("#", 1)[0] == "about:blank"
-        ):  # Fetch decides these
+        if scheme in ("http", "https", "file") or _blank(url):  # Fetch decides these
             return
         if not main and scheme in _SUBFRAME_SCHEMES:
             return
