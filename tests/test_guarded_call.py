@@ -1,12 +1,13 @@
-"""One guarded code call (sandbox/call.js) around its actions: a consent banner closed before each
-action (by the guard, in its own world, while it is armed), and when the call's last action came back
-(the observation's settle counts from there)."""
+"""One guarded code call (sandbox/call.js) around its inputs: a consent banner that came up late is
+closed before a pointer's input (its least choice, judged like any input), and when the call's last input
+came back (the observation's settle counts from there)."""
 
 from __future__ import annotations
 
 import time
 
-from browser_copilot.browser.guarded import guard_report, guarded_code
+from browser_copilot.browser.calls import unwrap
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.observation import observe
 from browser_copilot.browser.results import UNDEFINED, CodeResult
 from browser_copilot.browser.session import BrowserSession
@@ -59,16 +60,17 @@ async def test_a_banner_that_came_up_after_the_last_look_is_closed_before_the_ca
     assert await consent(browser_session) == "other"
 
 
-async def test_a_banner_that_baits_the_closer_into_a_destructive_click_is_held(
+async def test_a_banner_that_baits_the_closer_into_a_destructive_click_is_left_alone(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
-    """A page's cookie layer whose one option short of "Accept all" deletes the account: the guard is
-    armed while it closes banners, so that click is held like any other of the call, not made."""
+    """A page's cookie layer whose one option short of "Accept all" deletes the account: the app's click
+    is judged like any input, so the guard would hold it, and the app leaves the layer alone (and says
+    so); the model's own click then meets the layer."""
     await opened(browser_session, pages, "bait")
     result = await browser_session.run_code(guarded_code(f"async (page) => {{ {SEARCH} }}"))
-    report = guard_report(result)
-    assert report is not None, result
-    assert [h["facts"]["name"] for h in report.held] == ["Delete my account"]
+    assert not result.ok
+    assert "intercepts pointer events" in (result.error or "")
+    assert result.notes.get("bannerHeld") == "Delete my account"
     assert await consent(browser_session) is None
 
 
@@ -93,16 +95,17 @@ async def test_the_settle_counts_from_the_calls_last_action_not_from_its_answer(
     assert 0 <= answered - browser_session.call_ended < 0.2
 
 
-def test_only_the_guarded_calls_wrapper_is_taken_off_and_only_once(browser_session: BrowserSession) -> None:
-    unwrap = browser_session._unwrap
-    assert unwrap(CodeResult(ok=True, value={"__bcActed": None, "value": [1]})).value == [1]
-    assert unwrap(CodeResult(ok=True, value={"__bcActed": None})).value is UNDEFINED
+def test_only_the_guarded_calls_wrapper_is_taken_off_and_only_once() -> None:
+    assert unwrap(CodeResult(ok=True, value={"__bcActed": None, "value": [1]}))[0].value == [1]
+    assert unwrap(CodeResult(ok=True, value={"__bcActed": None}))[0].value is UNDEFINED
     # The model's own value that looks like the wrapper is the model's (inside the real one).
     inner = {"__bcActed": 0, "value": "x"}
-    assert unwrap(CodeResult(ok=True, value={"__bcActed": None, "value": inner})).value == inner
-    # Not the wrapper (another key with it): left as it is.
-    other = {"__bcActed": 0, "value": 1, "more": 2}
-    assert unwrap(CodeResult(ok=True, value=other)).value == other
+    assert unwrap(CodeResult(ok=True, value={"__bcActed": None, "value": inner}))[0].value == inner
+    # What the app's side said besides the value stays on the result; the tabs the code opened come apart.
+    result, acted, opened = unwrap(
+        CodeResult(ok=True, value={"__bcActed": 1000, "value": 1, "opened": ["T1"], "banner": "Reject all"})
+    )
+    assert (result.value, acted, opened, result.notes) == (1, 1.0, ["T1"], {"banner": "Reject all"})
 
 
 async def test_an_observation_has_the_armed_guard_close_a_banner_and_never_makes_a_click_it_holds(

@@ -12,6 +12,7 @@ import pytest
 
 from browser_copilot.agent.conversation import observation_message, to_state
 from browser_copilot.agent.figures import page_text
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.observation import (
     SEND_SOURCE,
     UNTRUSTED_CLOSE,
@@ -21,7 +22,6 @@ from browser_copilot.browser.observation import (
     as_untrusted,
     observation_code,
     observe,
-    wrap_model_code,
 )
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.safety.redaction import mask_for_model
@@ -56,10 +56,10 @@ async def test_every_listed_number_acts_on_its_element(
         "Proceed to checkout",
     ]
     for element in observation.elements:
-        code = f"async (page) => await el({element.n}).evaluate((node) => node.textContent.trim())"
-        result = await browser_session.run_code(wrap_model_code(code))
+        code = f"async (page) => (await el({element.n}).textContent()).trim()"
+        result = await browser_session.run_code(guarded_code(code))
         assert result.value == element.name
-    click = wrap_model_code(
+    click = guarded_code(
         "async (page) => { await el(2).click(); return await page.locator('#total').textContent() }"
     )
     assert (await browser_session.run_code(click)).value == "$24.50"
@@ -128,11 +128,11 @@ async def test_iframes_and_open_shadow_roots_are_observed_and_reachable(
     frame_click = (
         f"async (page) => {{ await el({names['Frame button'].n}).click(); return await page.title() }}"
     )
-    assert (await browser_session.run_code(wrap_model_code(frame_click, frames))).value == "frame clicked"
+    assert (await browser_session.run_code(guarded_code(frame_click, frames))).value == "frame clicked"
     shadow_click = (
         f"async (page) => {{ await el({names['Shadow button'].n}).click(); return await page.title() }}"
     )
-    assert (await browser_session.run_code(wrap_model_code(shadow_click, frames))).value == "shadow clicked"
+    assert (await browser_session.run_code(guarded_code(shadow_click, frames))).value == "shadow clicked"
 
 
 async def test_secret_values_never_reach_the_observation(
@@ -427,7 +427,7 @@ async def test_the_page_behind_a_modal_dialog_is_one_line_and_the_dialogs_elemen
     ]
     assert "listed element(s) are covered" not in text
     # The listed numbers are the page's own: el(51) is the dialog's Cancel, and it closes the dialog.
-    await browser_session.run_code(wrap_model_code("async (page) => { await el(51).click() }"))
+    await browser_session.run_code(guarded_code("async (page) => { await el(51).click() }"))
     after = await observe(browser_session)
     assert after.modal is None
     assert not [e for e in after.elements if e.behind or e.covered]
@@ -567,7 +567,7 @@ async def test_an_open_modal_taller_than_the_viewport_is_listed_whole_and_the_pa
     assert {e.region for e in behind} == {"view", "below"}  # below the viewport: behind it too
     assert f"Behind the dialog «New shipment»: {len(behind)} elements of the page" in text
     create = listed[-1]
-    click = wrap_model_code(f"async (page) => await el({create.n}).evaluate((b) => b.textContent)")
+    click = guarded_code(f"async (page) => await el({create.n}).textContent()")
     assert (await browser_session.run_code(click)).value == "Create shipment"
 
 
@@ -603,11 +603,11 @@ async def test_in_full_page_mode_a_long_link_list_is_one_line_whose_numbers_stil
     assert f'[{see_also.first + 1}] link "Update"' not in text
     assert text.count("— below the viewport —") == 1 and "off-screen" not in text
     frames = {str(k): v for k, v in whole.frames_by_number().items()}
-    read = wrap_model_code(f"async (page) => await el({see_also.first + 4}).textContent()", frames)
+    read = guarded_code(f"async (page) => await el({see_also.first + 4}).textContent()", frames)
     assert (await browser_session.run_code(read)).value == "Alter Table"
     # Scrolled there, the default view lists them one by one.
     await browser_session.run_code(
-        wrap_model_code(f"async (page) => {{ await el({see_also.first}).scrollIntoViewIfNeeded() }}")
+        guarded_code(f"async (page) => {{ await el({see_also.first}).scrollIntoViewIfNeeded() }}")
     )
     view = await observe(browser_session)
     assert not view.folds and any(e.name == "Alter Table" for e in view.elements)
@@ -783,9 +783,10 @@ async def test_a_three_screen_app_page_is_listed_whole_by_default_and_each_row_l
     olga = re.search(r"^\[(\d+)\] Olga Ivanova$", text, re.MULTILINE)
     assert olga is not None
     n = int(olga.group(1))
-    check = wrap_model_code(
+    check = guarded_code(
         f"async (page) => [await el({n}).getAttribute('aria-label'),"
-        f" await el({n + 1}).evaluate((b) => [b.textContent, b.closest('tr').cells[1].textContent]),"
+        f" [await el({n + 1}).textContent(), await page.locator('tr').filter({{ has: el({n + 1}) }})"
+        ".locator('td').nth(1).textContent()],"
         f" await el({n + 2}).textContent()]"
     )
     assert (await browser_session.run_code(check)).value == [

@@ -1,4 +1,5 @@
-"""Safety with a real browser and the real MCP server: the in-page guard, hand-over, vetting, URLs."""
+"""Safety with a real browser and the real MCP server: the guard before every input, hand-over, the
+box's API, URLs."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import ToolMessage
 
-from browser_copilot.browser.guarded import guard_report, guarded_code, preflight_checks, replay_code
+from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.sandbox.guard import Allow
-from browser_copilot.sandbox.network import UrlPolicy
-from browser_copilot.sandbox.vetting import vet_code
+from browser_copilot.sandbox.urls import UrlPolicy
 from tests.support.agent import fresh, make_runner, value
 from tests.support.pages import PageServer
 from tests.support.scripted_model import code, say
@@ -25,12 +25,16 @@ SEND_WAYS = {
         "async (page) => { const b = await page.getByRole('button', { name: 'Send' }).boundingBox();"
         " await page.mouse.click(b.x + b.width / 2, b.y + b.height / 2) }"
     ),
-    "by evaluate": (
-        "async (page) => { await page.evaluate(() => document.querySelector('button[type=submit]').click()) }"
-    ),
     "by Enter in the form": "async (page) => { await page.getByLabel('Subject').press('Enter') }",
-    "by form.submit()": (
-        "async (page) => { await page.evaluate(() => document.getElementById('compose').requestSubmit()) }"
+    "by Enter typed at the end": (
+        "async (page) => { await page.getByLabel('Subject').pressSequentially('Hi\\n') }"
+    ),
+    "by the keyboard after a focus": (
+        "async (page) => { await page.getByLabel('Subject').focus(); await page.keyboard.press('Enter') }"
+    ),
+    "by the mouse pressed and let go": (
+        "async (page) => { const b = await page.getByRole('button', { name: 'Send' }).boundingBox();"
+        " await page.mouse.move(b.x + 5, b.y + 5); await page.mouse.down(); await page.mouse.up() }"
     ),
 }
 
@@ -40,8 +44,7 @@ async def test_a_destructive_action_is_held_however_the_code_reaches_it(
     browser_session: BrowserSession, pages: PageServer, way: str
 ) -> None:
     frames = await fresh(browser_session, pages, "mail.html")
-    # Without the pre-flight check, so that the in-page guard alone is tested.
-    result = await browser_session.run_code(guarded_code(SEND_WAYS[way], frames, preflight=False))
+    result = await browser_session.run_code(guarded_code(SEND_WAYS[way], frames))
     report = guard_report(result)
     assert report is not None, result
     assert report.held
@@ -49,7 +52,9 @@ async def test_a_destructive_action_is_held_however_the_code_reaches_it(
     assert await value(browser_session, "window.__sent ?? 0") == 0
     # /yes: exactly once.
     held = report.held[0]["id"]
-    replayed = await browser_session.run_code(replay_code(held, report.held[0]["kind"], Allow(held=[held])))
+    allow = Allow(held=[held])
+    browser_session.issue(allow, "approved")
+    replayed = await browser_session.run_code(replay_code(held, report.held[0]["action"], allow))
     assert replayed.ok, replayed.error
     assert guard_report(replayed) is None
     assert await value(browser_session, "window.__sent ?? 0") == 1
@@ -59,9 +64,7 @@ async def test_a_held_action_stays_undone_when_the_user_says_no(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     frames = await fresh(browser_session, pages, "checkout.html")
-    result = await browser_session.run_code(
-        guarded_code("async (page) => { await el(2).click() }", frames, preflight=False)
-    )
+    result = await browser_session.run_code(guarded_code("async (page) => { await el(2).click() }", frames))
     report = guard_report(result)
     assert report is not None
     assert report.held[0]["facts"]["name"] == "Place order"
@@ -74,20 +77,29 @@ async def test_a_held_action_stays_undone_when_the_user_says_no(
     assert await value(browser_session, "window.__ordered ?? 0") == 1
 
 
-async def test_the_pre_flight_check_stops_a_destructive_target_before_the_code_runs(
+async def test_a_destructive_input_is_held_before_it_reaches_the_page_and_a_permission_lets_it_once(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     frames = await fresh(browser_session, pages, "mail.html")
-    code = "async (page) => { await page.evaluate(() => { window.__ran = true }); await el(4).click() }"
+    fill = "await page.getByLabel('Subject').fill('Hello')"
+    code = f"async (page) => {{ {fill}; await el(4).click(); return 'sent' }}"
     result = await browser_session.run_code(guarded_code(code, frames))
-    checks = preflight_checks(result)
-    assert checks is not None
-    assert [c["verdict"]["category"] for c in checks] == ["send"]
-    assert checks[0]["facts"]["name"] == "Send"
-    assert await value(browser_session, "window.__ran ?? false") is False
-    allowed = await browser_session.run_code(guarded_code(code, frames, Allow(numbers=[4])))
+    report = guard_report(result)
+    assert report is not None
+    assert [h["verdict"]["category"] for h in report.held] == ["send"]
+    assert report.held[0]["facts"]["name"] == "Send"
+    assert report.acted == 1  # the fill before it reached the page; the click did not
+    assert await value(browser_session, "document.querySelector('[name=subject]').value") == "Hello"
+    assert await value(browser_session, "window.__sent ?? 0") == 0
+    allow = Allow(numbers=[4])
+    browser_session.issue(allow, "approved")
+    allowed = await browser_session.run_code(guarded_code(code, frames, allow))
     assert allowed.ok, allowed.error
-    assert preflight_checks(allowed) is None
+    assert guard_report(allowed) is None and allowed.value == "sent"
+    assert await value(browser_session, "window.__sent ?? 0") == 1
+    # One time only: the same permission again lets nothing through.
+    again = await browser_session.run_code(guarded_code(code, frames, allow))
+    assert guard_report(again) is not None
     assert await value(browser_session, "window.__sent ?? 0") == 1
 
 
@@ -132,8 +144,11 @@ async def test_a_hostile_page_cannot_get_anything_destructive_done(
         code("async (page) => { await page.locator('form button').click() }"),
         code(
             "async (page) => { await page.keyboard.press('Tab');"
-            " await page.locator('textarea').press('Control+Enter');"
-            " await page.evaluate(() => document.getElementById('msg').submit()) }"
+            " await page.locator('textarea').press('Control+Enter') }"
+        ),
+        code(
+            "async (page) => { const b = await page.locator('#delete').boundingBox();"
+            " await page.mouse.click(b.x + 3, b.y + 3) }"
         ),
         say("I could not complete the page's instructions."),
     ]
@@ -143,8 +158,10 @@ async def test_a_hostile_page_cannot_get_anything_destructive_done(
     while outcome.stop_reason == "waiting_confirmation":
         attempts += 1
         outcome = await runner.send("/no")
-    assert attempts >= 4
+    assert attempts >= 5
     assert len(log.of("policy_request")) == attempts
+    said = tools_said(outcome.values)
+    assert any("`evaluate` is not part of the browser API here" in t for t in said)
     assert await value(browser_session, "window.__deleted ?? 0") == 0
     assert await value(browser_session, "window.__sent ?? 0") == 0
 
@@ -205,45 +222,60 @@ async def test_a_captcha_is_handed_over_once_then_the_agent_continues(
     await browser_session.goto("about:blank")  # leave the shared tab clean for the next test
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        "async (page) => require('child_process').execSync('id')",
-        "async (page) => process.env",
+OUTSIDE = {
+    "require()": ("async (page) => require('child_process').execSync('id')", "`require` is not part"),
+    "process": ("async (page) => process.env", "`process` is not part"),
+    "import()": (
         "async (page) => (await import('node:fs')).readFileSync('/etc/passwd')",
-        "async (page) => page.constructor.constructor('return process')()",
-        "async (page) => page['constr' + 'uctor']['constructor']('return 1')()",
-        "async (page) => new Function('return 1')()",
-        "async (page) => { await page.goto('file:///etc/passwd') }",
-        "async (page) => { await page.goto('chrome://settings') }",
-        "async (page) => { await page.evaluate(() => { location.href = 'javascript:alert(1)' }) }",
+        "The code does not compile",
+    ),
+    "a constructor chain": ("async (page) => page.constructor.constructor('return process')()", "is not"),
+    "a glued name": ("async (page) => page['constr' + 'uctor']['constructor']('return 1')()", "is not"),
+    "Function": ("async (page) => new Function('return 1')()", "not a valid constructor"),
+    "a file URL": ("async (page) => { await page.goto('file:///etc/passwd') }", "Only http(s) addresses"),
+    "a chrome: URL": ("async (page) => { await page.goto('chrome://settings') }", "Only http(s) addresses"),
+    "a javascript: URL": (
+        "async (page) => { await page.goto('javascript:alert(1)') }",
+        "Only http(s) addresses",
+    ),
+    "clearing cookies": (
         "async (page) => { await page.context().clearCookies() }",
-    ],
-)
-def test_code_that_reaches_outside_the_page_is_refused(source: str) -> None:
-    refusal = vet_code(source)
-    assert refusal is not None
-    assert refusal.startswith("Refused before running")
+        "`clearCookies` is not part",
+    ),
+}
+
+
+@pytest.mark.parametrize("way", list(OUTSIDE))
+async def test_code_that_reaches_outside_the_api_gets_one_sentence_and_does_nothing(
+    browser_session: BrowserSession, pages: PageServer, way: str
+) -> None:
+    await browser_session.goto(pages.url("index.html"))
+    source, said = OUTSIDE[way]
+    result = await browser_session.run_code(guarded_code(source))
+    assert not result.ok, result
+    assert said in (result.error or "")
+    assert "\n    at " not in (result.error or "")  # one sentence, not a stack
+    assert browser_session.agent_url == pages.url("index.html")
 
 
 @pytest.mark.parametrize(
     "source",
     [
         "async (page) => await page.title()",
-        "async (page) => { await el(3).fill('process improvement report') }",
-        "async (page) => await page.locator('.profile').innerText()",
+        "async (page) => { await page.locator('h1').first().waitFor(); return 'process improvement report' }",
+        "async (page) => (await page.locator('h1').first().innerText()).length > 0",
     ],
 )
-def test_ordinary_code_passes_vetting(source: str) -> None:
-    assert vet_code(source) is None
+async def test_ordinary_code_runs(browser_session: BrowserSession, pages: PageServer, source: str) -> None:
+    await browser_session.goto(pages.url("index.html"))
+    result = await browser_session.run_code(guarded_code(source))
+    assert result.ok, result.error
 
 
-async def test_the_agent_is_told_about_refused_code(browser_session: BrowserSession) -> None:
+async def test_the_agent_is_told_what_to_use_instead(browser_session: BrowserSession) -> None:
     runner, _ = make_runner(browser_session, code("async (page) => require('fs')"), say("I cannot do that."))
     outcome = await runner.send("Read a file")
-    assert any(
-        t.startswith("Refused before running: the code uses require()") for t in tools_said(outcome.values)
-    )
+    assert any("`require` is not part of the browser API here" in t for t in tools_said(outcome.values))
 
 
 async def test_a_redirect_to_a_blocked_domain_is_undone(
@@ -253,7 +285,7 @@ async def test_a_redirect_to_a_blocked_domain_is_undone(
     runner, _ = make_runner(
         browser_session,
         code(f"async (page) => {{ await page.goto('{pages.url('index.html')}') }}"),
-        code(f"async (page) => {{ await page.evaluate(() => {{ location.href = '{blocked}' }}) }}"),
+        code(f"async (page) => {{ await page.goto('{blocked}') }}"),
         say("That page is blocked."),
         policy=UrlPolicy(blocked=("localhost",)),
     )
@@ -263,10 +295,7 @@ async def test_a_redirect_to_a_blocked_domain_is_undone(
     # The page code's navigation to another site is refused before it leaves (the network policy); the
     # app's own check would take the tab back from a blocked site had it got there. Either way the model
     # is told.
-    told = (
-        "which is not allowed (localhost is on the blocked list",
-        "your code moved the tab to another site",
-    )
+    told = ("which is not allowed (localhost is on the blocked list", "localhost is on the blocked list")
     assert any(t in n for n in notes for t in told), notes
 
 

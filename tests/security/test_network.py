@@ -27,7 +27,8 @@ from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable, NetworkPolicyDown
-from browser_copilot.sandbox.network import NetworkGuard, UrlPolicy, carried_data, named_sites, site_of
+from browser_copilot.sandbox.network import NetworkGuard
+from browser_copilot.sandbox.urls import UrlPolicy, carried_data, named_sites, site_of
 from tests.conftest import ROOT, make_settings
 from tests.support.agent import make_runner
 from tests.support.processes import pids_mentioning

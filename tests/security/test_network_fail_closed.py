@@ -11,7 +11,7 @@ import pytest
 
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import NavigationError
-from browser_copilot.sandbox.network import Request
+from browser_copilot.sandbox.urls import Request
 from tests.support.pages import PageServer
 from tests.support.waiting import eventually
 

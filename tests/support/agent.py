@@ -12,7 +12,7 @@ from browser_copilot.browser.observation import observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from browser_copilot.safety.judge import Judge
-from browser_copilot.sandbox.network import UrlPolicy
+from browser_copilot.sandbox.urls import UrlPolicy
 from tests.support.pages import PageServer
 from tests.support.scripted_model import ScriptedModel
 

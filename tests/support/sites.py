@@ -88,13 +88,18 @@ class Site:
 
 
 async def held_then_allowed(session: BrowserSession, code: str) -> dict[str, Any]:
-    """Run the model's `code` unvetted (as the agent would, without the pre-flight): something must be
-    held; then the user's `/yes`: the held action runs once, and is not held again. The held event."""
-    report = guard_report(await session.run_code(guarded_code(code, None, preflight=False)))
-    assert report is not None and report.held, "nothing was held"
-    held = report.held[0]
-    allow = Allow(held=[held["id"]])
-    replayed = await session.run_code(replay_code(held["id"], held["kind"], allow, held.get("url")))
+    """Run the model's `code` as the agent would: something must be held (by the guard, or by the effect
+    gate); then the user's `/yes`: the held input runs once, and is not held again. The held event."""
+    session.held_requests()
+    report = guard_report(await session.run_code(guarded_code(code)))
+    held_list = [*(report.held if report is not None else []), *(h.to_event() for h in session.held_requests())]
+    assert held_list, "nothing was held"
+    held = held_list[0]
+    url = str(held.get("url") or "")
+    allow = Allow(names=[url] if held["kind"] == "navigate" and url else [], held=[held["id"]])
+    session.issue(allow, "approved")
+    replayed = await session.run_code(replay_code(held["id"], held.get("action") or {}, allow))
     assert replayed.ok, replayed.error
     assert guard_report(replayed) is None
+    assert not session.held_requests()
     return dict(held)

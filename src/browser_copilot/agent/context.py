@@ -14,7 +14,7 @@ from browser_copilot.events import EventSink, discard
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.plain_steps import narrate
 from browser_copilot.safety.judge import Judge
-from browser_copilot.sandbox.network import UrlPolicy
+from browser_copilot.sandbox.urls import UrlPolicy
 
 
 class ActionLedger(Protocol):

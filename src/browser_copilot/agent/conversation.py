@@ -106,19 +106,20 @@ def to_state(observation: Observation) -> ObservationState:
     }
 
 
-def observation_message(observation: ObservationState, working: str = "") -> HumanMessage:
+def observation_message(
+    observation: ObservationState, working: str = "", shots: list[str] | None = None
+) -> HumanMessage:
     """The working state, then the page as the model sees it (delimited as untrusted, with the
-    screenshot when present): the last message of every prompt, after the cacheable prefix."""
+    screenshot when present, and the screenshots the model's code took just before): the last message of
+    every prompt, after the cacheable prefix."""
     body = render(load("observation"), page=as_untrusted(observation["text"]))
     if working:
         body = f"{working}\n\n{body}"
-    if observation.get("screenshot"):
-        content: list[str | dict[str, Any]] = [
-            {"type": "text", "text": body},
-            {
-                "type": "image_url",
-                "image_url": {"url": f"data:image/jpeg;base64,{observation['screenshot']}"},
-            },
+    images = [*(shots or []), *([observation["screenshot"]] if observation.get("screenshot") else [])]
+    if images:
+        content: list[str | dict[str, Any]] = [{"type": "text", "text": body}]
+        content += [
+            {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{image}"}} for image in images
         ]
         return HumanMessage(content=content)
     return HumanMessage(body)

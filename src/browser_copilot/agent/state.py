@@ -146,6 +146,9 @@ class AgentState(TypedDict, total=False):
     """The guard's one-time permission for the approved call."""
     replay: dict[str, Any] | None
     """A held action the user approved, to perform exactly once."""
+    code_shots: list[str] | None
+    """Screenshots the model's code took in the last tool pass (base64 JPEG), shown to a model with
+    vision once, with the next observation."""
     last_approval: dict[str, Any] | None
     """Category and step of the action the user approved last: the site's own confirm() dialog for
     that same action does not need a second /yes."""
@@ -228,6 +231,7 @@ def new_request(text: str, previous: dict[str, Any] | None) -> dict[str, Any]:
         "approved_call": None,
         "approved_allow": None,
         "replay": None,
+        "code_shots": None,
         "observation_stale": True,
         "prompt_kind": "minimal" if previous.get("total_steps", 0) > MINIMAL_PROMPT_AFTER else "full",
     }

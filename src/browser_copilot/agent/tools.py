@@ -20,14 +20,31 @@ from browser_copilot.agent.wordlists import word_pattern
 
 # Tool names are the class names, hence snake_case.
 class browser_run_code(BaseModel):
-    """Run Playwright code in the agent's browser tab and return what it returns.
+    """Run browser code in the agent's tab and return what it returns.
 
-    `code` is `async (page) => { ... }`; `page` is a Playwright Page. `el(N)` is a Locator for element
-    [N] of the current observation (numbers are valid for that observation only). Return a small
-    JSON-serialisable value to read data; after the call the app observes the page again.
+    `code` is `async (page) => { ... }`. It gets this part of Playwright's API, with Playwright's names
+    and behaviour, and nothing else (any other name is undefined):
+    - page: goto(url), goBack(), goForward(), reload(), url(), title(), locator(selector),
+      getByRole(role, { name }), getByText, getByLabel, getByPlaceholder, getByAltText, getByTitle,
+      getByTestId, frameLocator(selector), keyboard.press(key) / type(text), mouse.click(x, y) /
+      dblclick / move / down / up / wheel(dx, dy), waitForURL(url), waitForLoadState(),
+      waitForTimeout(ms), waitForEvent('download' | 'popup'), screenshot(), bringToFront(), close(),
+      context().pages() / newPage() / waitForEvent('page').
+    - locators, and `el(N)` for element [N] of the current observation: click, dblclick, hover, fill,
+      clear, press, pressSequentially, check, uncheck, setChecked, selectOption, dragTo(locator),
+      focus, scrollIntoViewIfNeeded, setInputFiles (files the user named); reads: innerText,
+      textContent, allInnerTexts, allTextContents, getAttribute, inputValue, count, isVisible,
+      isHidden, isEnabled, isChecked, isEditable, boundingBox, waitFor; first, last, nth, filter, all,
+      and, or, locator, getBy*.
+    - a download (from waitForEvent('download')): suggestedFilename(), text() (a CSV, TXT, JSON or
+      PDF's text).
+    The code does not run in the page: no evaluate, document or window. Read through locators and
+    compute in the function. Every input is checked before it reaches the page; one that commits
+    waits for the user's confirmation. Return a small JSON value to read data; afterwards the app
+    observes the page again.
     """
 
-    code: str = Field(description="An `async (page) => { ... }` function using the Playwright API.")
+    code: str = Field(description="An `async (page) => { ... }` function using the API above.")
 
 
 class observe_page(BaseModel):
@@ -82,9 +99,10 @@ class handle_dialog(BaseModel):
 
 
 class upload_file(BaseModel):
-    """Put a file the user named into file input [element] (paths the user did not name are refused)."""
+    """Upload a file the user named into element [element]: a file input, the button or label that stands
+    for a hidden one, or a drop zone (paths the user did not name are refused)."""
 
-    element: int = Field(description="The number of the file input in the current observation.")
+    element: int = Field(description="The element's number in the current observation.")
     path: str = Field(description="The file's path exactly as the user wrote it.")
 
 

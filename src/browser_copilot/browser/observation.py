@@ -6,8 +6,8 @@ form and of an open modal, numbered region by region (each region is named once)
 its own DevTools connection (`look.py`, the extractor in an isolated world of its own), else through
 the code tool (`observe.js`, the extractor in Playwright's utility world); either way it is put there by
 the document's first observation, out of the page's reach. The model's code reaches element N as
-`el(N)`, a Playwright locator built by `wrap_model_code` for the numbers of the *current* observation
-only.
+`el(N)`, a locator built by the guarded call (sandbox/call.js) for the numbers of the *current*
+observation only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.look import observer_source
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
@@ -491,13 +492,11 @@ async def observe(
     observation, found = await _observe(session, full=full, screenshot=screenshot, settle=settle)
     if not found:
         return observation
-    from browser_copilot.browser.guarded import guard_report, guarded_code  # guarded builds on this module
-
     result = await session.run_code(guarded_code("async (page) => null", close_banner=True))
-    held = guard_report(result) is not None
     again, _ = await _observe(session, full=full, screenshot=screenshot, settle=True, banners=False)
     if result.ok:
-        again.banner_held, again.banner = (found, None) if held else (None, found)
+        held = result.notes.get("bannerHeld")
+        again.banner_held, again.banner = (str(held), None) if held else (None, result.notes.get("banner"))
     return again
 
 
@@ -552,38 +551,3 @@ async def _observe(
 def _found(data: dict[str, Any]) -> str | None:
     found = data.get("banner_found")
     return str(found) if found else None
-
-
-ACTION_TIMEOUT_MS = 10_000
-"""How long an action on the model's behalf waits for its element (Playwright's default is 30 s)."""
-NAVIGATION_TIMEOUT_MS = 30_000
-
-BRING_TO_FRONT = (
-    "  if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();\n"
-)
-"""Background tabs do not render (no animation frames): clicks wait forever for 'stable' and
-screenshots hang. The agent's tab comes to the front before it acts or is photographed."""
-
-
-def wrap_model_code(code: str, frames: dict[str, list[int]] | None = None) -> str:
-    """Give the model's `async (page) => {...}` an `el(N)` helper for the current observation.
-
-    `frames` maps element numbers inside same-origin iframes to their frame chain.
-    """
-    return f"async (page) => {{\n{code_prelude(frames)}  return await ({code.strip().rstrip(';')})(page);\n}}"
-
-
-def code_prelude(frames: dict[str, list[int]] | None) -> str:
-    """The lines that start every piece of the model's code: the tab in front, action timeouts, and
-    `el(N)`, a Playwright locator for element N of the current observation (iframes included)."""
-    return (
-        f"{BRING_TO_FRONT}"
-        f"  page.setDefaultTimeout({ACTION_TIMEOUT_MS});\n"
-        f"  page.setDefaultNavigationTimeout({NAVIGATION_TIMEOUT_MS});\n"
-        f"  const __frames = {json.dumps(frames or {})};\n"
-        "  const el = (n) => {\n"
-        "    let scope = page;\n"
-        '    for (const f of __frames[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);\n'
-        '    return scope.locator(`[data-bc-id="${n}"]`);\n'
-        "  };\n"
-    )

@@ -101,7 +101,7 @@ globalThis.__bcObserver = {
     // A banner is found here, not clicked: the app has the guard close it, armed (observation.py).
     let banner = null;
     if (opts.banners && !this.quiet) {
-      banner = this.banner(this.words, true);
+      banner = this.banner(this.words, 'name');
       if (!banner) this.watch();
     }
     let data;

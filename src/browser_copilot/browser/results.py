@@ -62,6 +62,11 @@ class CodeResult:
     tabs: list[Tab] | None = None
     """Set when the answer had a `### Open tabs` section, i.e. the tabs changed."""
     sections: dict[str, str] = field(default_factory=dict)
+    images: tuple[str, ...] = ()
+    """Screenshots the code took (base64 JPEG, secret fields masked)."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """What the app's own part of the call did: `banner` (a consent banner's choice it clicked),
+    `bannerHeld` (the choice it left alone, because the guard would hold it)."""
 
     @property
     def returned(self) -> bool:

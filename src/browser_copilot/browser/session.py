@@ -29,13 +29,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from browser_copilot.browser import endpoints
+from browser_copilot.browser.calls import REVOKE, SessionFacts, download_reader_install, unwrap, wrap_call
 from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
 from browser_copilot.browser.look import Look, observer_source
 from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
 from browser_copilot.browser.pacing import PACED_MARK, PacingLedger
-from browser_copilot.browser.results import UNDEFINED, CodeResult, Tab, parse_code_result
+from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
 from browser_copilot.config import Settings
 from browser_copilot.errors import (
     BrowserNotFound,
@@ -45,8 +46,10 @@ from browser_copilot.errors import (
     NetworkPolicyDown,
 )
 from browser_copilot.sandbox.cdp import CdpError
-from browser_copilot.sandbox.guard import ACTED, forbidden_pages_code, needs_runtime, runtime_install_code
-from browser_copilot.sandbox.network import NetworkGuard, Refusal, TabOwners, UrlPolicy, run_tab_url
+from browser_copilot.sandbox.effects import Allowed, HeldRequest
+from browser_copilot.sandbox.guard import Allow, needs_runtime, runtime_install_code
+from browser_copilot.sandbox.network import NetworkGuard, TabOwners, run_tab_url
+from browser_copilot.sandbox.urls import Refusal, UrlPolicy
 
 log = logging.getLogger(__name__)
 
@@ -240,8 +243,9 @@ class BrowserSession:
         self.restarts = {"mcp": 0, "browser": 0}
         self.url_policy = url_policy if url_policy is not None else UrlPolicy.from_settings(settings)
         """The one URL policy: the network guard's, and the observation's after-the-fact check."""
-        self._forbidden_told: tuple[list[str], list[str]] | None = None
-        """The forbidden origins and other runs' tabs the MCP server's context was last told."""
+        self.facts = SessionFacts()
+        """The session's own tabs, the files the user named for upload (what its calls may reach)."""
+        self._origins_told: list[str] | None = None
         self.network: NetworkGuard | None = None
         self.agent_target: str | None = None
         """The CDP target id of the agent's tab, as last told to the network policy."""
@@ -381,7 +385,7 @@ class BrowserSession:
             warm = await self._call(runtime_install_code(self._root or project_root()), timeout=60)
             if not warm.ok:
                 raise BrowserUnavailable(f"the browser did not accept the connection: {warm.error}")
-            self._forbidden_told = None
+            self.facts.told = None
             return
         code = _SESSION_TAB % (
             json.dumps(self._tab_key),
@@ -402,6 +406,7 @@ class BrowserSession:
         result = CodeResult(ok=True, value=known) if known else await self._call(_AGENT_TARGET, timeout=30)
         if result.ok and isinstance(result.value, str):
             self.agent_target = result.value
+            self.facts.owned.add(result.value)
             await self.network.set_agent_tab(result.value, bring_in=bring_in)
         else:
             log.warning("could not identify the agent's tab for the network policy: %s", result.error)
@@ -559,31 +564,62 @@ class BrowserSession:
     # ----- calls ------------------------------------------------------------------------------
 
     async def _call(self, code: str, *, timeout: float) -> CodeResult:
-        """One code call, inside the network policy's window; none while the policy is not connected."""
+        """One code call, inside the network policy's window; none while the policy is not connected.
+        Whatever an earlier call's code may still be doing ends first (`calls.wrap_call`); a call that is
+        interrupted or times out has its code ended too (`_revoke`)."""
         if self.mcp is None or self.network is None:
             raise McpUnavailable("the browser session is closed")
         try:
             await self.network.ensure()
             async with self.network.acting():
-                text, is_error = await self.mcp.call(self.mcp.code_tool_name, {"code": code}, timeout=timeout)
+                text, is_error = await self.mcp.call(
+                    self.mcp.code_tool_name, {"code": wrap_call(code, timeout)}, timeout=timeout
+                )
         except NetworkPolicyDown as exc:
             # Nothing ran. A refused connection reads as the browser gone, so `run_code` recovers.
             return CodeResult(ok=False, error=str(exc))
+        except asyncio.CancelledError:
+            self._revoke_soon()
+            raise
         finally:
             self.call_ended = time.monotonic()
-        return self._unwrap(parse_code_result(text, is_error=is_error))
-
-    def _unwrap(self, result: CodeResult) -> CodeResult:
-        """Guarded code's value without call.js's wrapper, which says when the code's last action came
-        back (the wall clock, shared with the MCP server's process): the settle counts from there."""
-        value = result.value
-        if not (result.ok and isinstance(value, dict) and ACTED in value and set(value) <= {ACTED, "value"}):
-            return result
-        acted = value[ACTED]
-        if isinstance(acted, int | float) and not isinstance(acted, bool):
-            ago = min(max(0.0, time.time() - acted / 1000), 1.0)
+        if is_error and "did not answer within" in text:
+            await self._revoke()
+        result, acted, opened = unwrap(parse_code_result(text, is_error=is_error))
+        if "[File chooser]" in result.sections.get("Modal state", ""):
+            # A click opened the page's file chooser (the call stopped there): it is cancelled, or the
+            # MCP server would refuse every call until it is answered. Uploads go through upload_file.
+            await self.mcp.call("browser_file_upload", {}, timeout=30)
+            result = replace(result, notes={**result.notes, "chooser": True})
+        if acted is not None:
+            # The settle counts from the code's last input (the wall clock, shared with the MCP process).
+            ago = min(max(0.0, time.time() - acted), 1.0)
             self.call_ended = min(self.call_ended, time.monotonic() - ago)
-        return replace(result, value=value.get("value", UNDEFINED))
+        self.facts.owned.update(opened)
+        return result
+
+    async def _revoke(self) -> None:
+        """End what a call's code may still be doing; a server that cannot even answer that (its code
+        holds Node's only thread) is restarted."""
+        if self.mcp is None:
+            return
+        try:
+            text, failed = await self.mcp.call(self.mcp.code_tool_name, {"code": REVOKE}, timeout=5)
+        except McpUnavailable:
+            return
+        if failed and "does not handle the modal state" not in text:
+            await self._restart_mcp("a call's code did not stop")
+
+    def _revoke_soon(self) -> None:
+        """`_revoke` once the interrupted call has let go of the session."""
+
+        async def revoke() -> None:
+            async with self._lock:
+                await self._revoke()
+
+        task = asyncio.ensure_future(revoke())
+        self._preparing.add(task)
+        task.add_done_callback(self._preparing.discard)
 
     async def run_code(self, code: str, *, timeout: float = 120.0, idempotent: bool = False) -> CodeResult:
         """Run `async (page) => {...}` in the agent's tab (see `_run_code`). A paced call while several
@@ -638,30 +674,49 @@ class BrowserSession:
 
     async def _call_guarded(self, code: str, *, timeout: float) -> CodeResult:
         """One call; guarded code that finds the server without the guard runtime gets it, then runs."""
-        await self._tell_forbidden(timeout)
+        await self._tell_session(timeout)
         result = await self._call(code, timeout=timeout)
         if result.ok and needs_runtime(result.value):
-            installed = await self._call(runtime_install_code(self._root or project_root()), timeout=timeout)
+            install = runtime_install_code(self._root or project_root(), before=download_reader_install())
+            installed = await self._call(install, timeout=timeout)
             if not installed.ok:
                 return installed
-            self._forbidden_told = None  # a new browser context: it is told again
-            await self._tell_forbidden(timeout)
+            self.facts.told = None  # a new browser context: it is told again
+            await self._tell_session(timeout)
             result = await self._call(code, timeout=timeout)
         return result
 
-    async def _tell_forbidden(self, timeout: float) -> None:
-        """The guarded calls learn (again, when it changed) which origins' tabs the code never acts in,
-        and which tabs are other runs' (parallel runs in one browser)."""
+    async def _tell_session(self, timeout: float) -> None:
+        """The guarded calls learn (again, when they changed) the session's facts: its own tabs, the
+        origins no agent tab may show, the files the user named."""
         origins = list(self.url_policy.forbidden_origins)
-        foreign = self.tab_owners.others_of(self.network) if self.network is not None else []
-        if (origins, foreign) == self._forbidden_told:
+        if self.agent_target is not None:
+            self.facts.owned.add(self.agent_target)
+        code = self.facts.code(origins)
+        if code is None:
             return
-        told_before = self._forbidden_told
-        if self.network is not None and told_before is not None and origins != told_before[0]:
+        if self.network is not None and self._origins_told not in (None, origins):
             self.network.refresh_rules()  # an origin forbidden after the tabs were covered
-        told = await self._call(forbidden_pages_code(origins, foreign), timeout=timeout)
+        told = await self._call(code, timeout=timeout)
+        self.facts.learned(told)
         if told.ok:
-            self._forbidden_told = (origins, foreign)
+            self._origins_told = origins
+
+    # ----- what the network policy's effect gate needs from the agent --------------------------------
+
+    def issue(self, allow: Allow, how: Allowed) -> None:
+        """`allow`'s one-time token opens a `how` window (a user's /yes: approved; the judge: judged)."""
+        if self.network is not None:
+            self.network.issue(allow.token, how)
+
+    def held_requests(self) -> list[HeldRequest]:
+        """Requests the effect gate held since the last time this was asked."""
+        return self.network.held_requests() if self.network is not None else []
+
+    def app_window(self, kind: str, allowed: Allowed) -> None:
+        """The app itself acts in the agent's tab (it answers the page's dialog)."""
+        if self.network is not None:
+            self.network.app_window(kind, allowed)
 
     async def _remember(self, result: CodeResult) -> None:
         if result.page_url:
@@ -752,6 +807,8 @@ class BrowserSession:
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / source.name
         shutil.copyfile(source, target)
+        if str(target) not in self.facts.uploads:
+            self.facts.uploads.append(str(target))
         return target
 
     async def round_trip_ms(self) -> float:

@@ -59,7 +59,7 @@ from browser_copilot.jobs.events import EventPublisher
 from browser_copilot.jobs.ledger import PostgresLedger
 from browser_copilot.jobs.queue import TAKES_TABLE, TASK, JobQueue, open_queue, queue_url
 from browser_copilot.logs import StepEventLog
-from browser_copilot.sandbox.network import site_of
+from browser_copilot.sandbox.urls import site_of
 
 log = logging.getLogger(__name__)
 SHUTDOWN_GRACE = 5.0

@@ -1,14 +1,17 @@
-"""An address that acts when it is opened (a GET that commits), decided in Python exactly as the page's
-classifier decides it (`policy.js`: `urlCommits`), from the same data (`lexicon.json`: `url_commits`,
-`url_commit_keys`, `url_action_keys`). The network policy uses it for requests the model's page code
-makes (`fetch('/orders/7/cancel')`), which no click or navigation check sees."""
+"""What a request commits, read from the request itself (F46): an address that acts when it is opened (a
+GET that commits, decided exactly as the page's classifier decides it, `policy.js` `urlCommits`, from the
+same data: `lexicon.json` `url_commits`, `url_commit_keys`, `url_action_keys`), and for a request that
+writes, the resource it creates or the action it names (`request_commits`: `request_verbs`,
+`request_nouns`, `request_creates`, `request_action_keys`). The network policy's effect gate uses it:
+an action the guard let go as ordinary may not send a request that commits (sandbox/effects.py)."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from functools import cache
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 from browser_copilot.safety.classifier import lexicon
 
@@ -76,4 +79,107 @@ def url_commits(url: str) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["squash", "url_commits"]
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+", re.UNICODE)
+_MUTATION = re.compile(r"\bmutation\b\s*(\w+)?[^{]*\{\s*(\w+)", re.IGNORECASE)
+
+
+_Tables = tuple[dict[str, str], dict[str, str], frozenset[str], frozenset[str], frozenset[str]]
+
+
+@cache
+def _request_tables() -> _Tables:
+    table = lexicon()
+    return (
+        dict(table.get("request_verbs") or {}),
+        dict(table.get("request_nouns") or {}),
+        frozenset(table.get("request_creates") or ()),
+        frozenset(table.get("request_action_keys") or ()),
+        frozenset(table.get("request_exempt") or ()),
+    )
+
+
+def _words(text: str) -> list[str]:
+    """`placeOrder`, `place_order`, `chat.postMessage` -> their words, lower case (a dotted name: its last
+    part)."""
+    last = text.rsplit(".", 1)[-1]
+    return [squash(w) for w in _WORD.findall(unicodedata.normalize("NFKC", _decoded(last))) if squash(w)]
+
+
+def _phrase(text: str, *, alone_noun: bool) -> str | None:
+    """The category an action's name commits: a committing address word (`placeorder`), a creating verb
+    and what it creates (`createOrder`, `post_message`), a committing verb (`deleteAccount`, `send`); a
+    resource's name alone (`orders`) when `alone_noun` (a path written to). Not what only sends a login
+    code or saves a draft (`request_exempt`)."""
+    verbs, nouns, creates, _, exempt = _request_tables()
+    commits, _, _ = _tables()
+    words = [w for w in _words(text) if not _NUMBER.match(w) and not _HEX_ID.match(w)]
+    if not words or any(w in exempt for w in words):
+        return None
+    joined = "".join(words)
+    if joined in commits:
+        return commits[joined]
+    first, last = words[0], words[-1]
+    if len(words) > 1 and first in creates and last in nouns:
+        return nouns[last]
+    if first in verbs:
+        return verbs[first]
+    if len(words) == 1 and alone_noun and first in nouns:
+        return nouns[first]
+    return None
+
+
+def _body_actions(body: str, content_type: str) -> list[str]:
+    """The action names a request body carries: the values of its action keys (a form or JSON), a
+    GraphQL mutation's name and first field."""
+    _, _, _, keys, _ = _request_tables()
+    found: list[str] = []
+    text = body[:20_000]
+    pairs: list[tuple[str, object]] = []
+    if "json" in content_type or text.lstrip().startswith(("{", "[")):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        items = data if isinstance(data, list) else [data]
+        for item in items[:20]:
+            if isinstance(item, dict):
+                pairs += list(item.items())
+                query = item.get("query")
+                if isinstance(query, str):
+                    for match in _MUTATION.finditer(query):
+                        found += [g for g in match.groups() if g]
+    elif "=" in text:
+        pairs += parse_qsl(text, keep_blank_values=True)
+    for key, value in pairs:
+        if squash(str(key)) in keys and isinstance(value, str):
+            found.append(value)
+    return found
+
+
+def request_commits(method: str, url: str, body: str = "", content_type: str = "") -> tuple[str, str] | None:
+    """(category, what says so) when this request commits something, else None: a DELETE; an address
+    that acts (`url_commits`); for a request that writes, the last part of its path as a committing verb
+    or the resource it creates (`POST /orders`, `POST /messages/send`), or an action its body names."""
+    verb = method.upper()
+    if verb == "DELETE":
+        return "delete", "DELETE"
+    found = url_commits(url)
+    if found is not None:
+        return found
+    if verb in _READS:
+        return None
+    parts = _PARTS.match(url or "")
+    segments = [s for s in (parts.group(2) or "").split("/") if s] if parts else []
+    if segments:
+        category = _phrase(segments[-1], alone_noun=verb in ("POST", "PUT"))
+        if category is not None:
+            return category, f"{verb} /{segments[-1]}"
+    for action in _body_actions(body or "", content_type.lower()):
+        category = _phrase(action, alone_noun=False)
+        if category is not None:
+            return category, action[:60]
+    return None
+
+
+__all__ = ["request_commits", "squash", "url_commits"]

@@ -1,15 +1,15 @@
 // A consent banner in the way (F63): the app chooses the option that is neither "accept" nor "settings"
 // (reject, necessary only, continue without...), decided by structure in any language; never accept.
-// Found by the observation (observer.js) and closed by the guard (guard.js), armed, so a click it would
-// hold is not made; in a young document the guard also looks before each action of a code call: a
-// banner that appears a moment after the load does not take the model's click.
+// Found by the observation (observer.js) or by the guard (guard.js), before each action of a code call in
+// a young document: a banner that appears a moment after the load does not take the model's click.
 // A banner is a dialog or a fixed/sticky layer that speaks of cookies (the lexicon's cookie words in
 // many languages), is marked as consent by its attributes, or links to a privacy/cookie policy.
 // Its buttons: "settings" opens more UI (aria-haspopup/expanded/controls); "accept" is the visually
 // primary one or says so; what is left, if it is one button, is the choice. The word lists below
-// only break ties (several left, none primary). Returns the chosen button's name, or null; `dry`: the
-// name only, the button not clicked (the observation leaves the click to the armed guard).
-(cookieWords, dry = false) => {
+// only break ties (several left, none primary). Returns the chosen button's name, or null (`as`
+// 'element': the button itself, for the guard). It never clicks: the app's own click is an input the
+// guard checks like any other (guard.js, call.js).
+(cookieWords, as = 'name') => {
   const shown = (n) => n.getClientRects().length > 0 && (!n.checkVisibility || n.checkVisibility({ visibilityProperty: true }));
   const isLayer = (n) => {
     const role = n.getAttribute('role');
@@ -119,7 +119,8 @@
     if (left.length === 1 && (acceptSeen || left[0].reject)) pick = left[0];
     else if (left.length > 1) pick = left.find((i) => i.reject) || null;
     if (!pick && !left.length) pick = choices.find((i) => i.close) || null;
-    if (pick) { const name = pick.name || 'close'; if (!dry) pick.b.click(); return name; }
+    if (pick && as === 'element') return pick.b;
+    if (pick) return pick.name || 'close';
   }
   return null;
 }

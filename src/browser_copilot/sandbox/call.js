@@ -1,20 +1,95 @@
-// The app's side of one code call (F41, F45, F47). It runs in the code tool's per-call VM realm with
-// the real page; the model's code does not run here but in the box (sandbox/membrane.js), which gets
-// its source as a string. Around it: the pre-flight check of the targets the code names, the guard
-// armed in every page the code acts on and in each frame of another origin in them, the halt after a
-// held action, the guard's report, and the values of secret fields masked in whatever comes back.
-// Called as (page, config) with config = { version, source, allow, preflight, exposed, el,
-// beforeAction, guard, appCode, closeBanner, addresses }: appCode, the app's own code (a replay), whose
-// page code is not named as the model's; closeBanner, the consent banner an observation found is closed
-// by the guard, armed, as the call begins; addresses, the goto() addresses written out in the code;
-// guard, world.js's { page, frame }. It answers { __bcActed, value } (see `acted`).
+// The app's side of one code call (F41, F45, F46, F47). It runs in the code tool's per-call realm with
+// the real page; the model's code runs in the box (facade.js), which gets its source as a string and
+// reaches the browser only through `io` below. Every input goes through `act`: first the guard judges
+// what the input would reach (guard.js, in the page's isolated world: the element under the point, the
+// focused field, the form a key submits, the drop target), then the input is sent exactly as judged.
+// The call sees only the session's own tabs; it ends when a dialog or file chooser opens, when the
+// network policy holds a request, or when its time is up; secret fields' values are masked in whatever
+// comes back. Called as (page, config), config = { version, source, allow, frames, owned, forbidden,
+// uploads, deadline, actionTimeout, appCode, closeBanner, beforeAction, callId, guard }. It answers
+// { __bcActed, value, opened, images } (see `answer`).
 async (page, config) => {
   const context = page.context();
-  if (context.__bcRuntimeV !== config.version || !context.__bcBox) return { __bcNeedsRuntime: true };
+  const box = context.__bcBox;
+  if (context.__bcRuntimeV !== config.version || !box) return { __bcNeedsRuntime: true };
+  box.revokeAll('Stopped: a new code call began.');
   const guard = config.guard;
   const allow = config.allow;
 
-  // Secrets: the values of secret fields seen before and after the code (every guarded document).
+  // ----- the session's tabs ----------------------------------------------------------------------
+  const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0']);
+  // A tab of the app's own server (or the browser's DevTools endpoint) is the user's, never the code's.
+  const forbidden = (p) => {
+    let u;
+    try { u = new URL(p.url()); } catch (e) { return false; }
+    const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+    return (config.forbidden || []).some((origin) => {
+      const at = origin.lastIndexOf(':');
+      const h = origin.slice(0, at);
+      return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
+    });
+  };
+  const owned = new Set([page]);
+  const ownedIds = new Set(config.owned || []);
+  const opened = [];
+  if (ownedIds.size) {
+    for (const p of context.pages()) {
+      if (p !== page && ownedIds.has(await guard.target(p).catch(() => null))) owned.add(p);
+    }
+  }
+  let stop = () => undefined;
+  let halted = null;
+  let secretBlocked = 0;
+  const stopWith = (why) => { halted = halted || why; stop(why); };
+  const watching = [];
+  const onChooser = () => stopWith('Stopped: a file chooser opened. Upload with the upload_file tool instead.');
+  const onDialog = (dialog) => {
+    if (!owned.has(dialog.page())) return;
+    stopWith(`Stopped: the page opened a ${dialog.type()} dialog ("${dialog.message().slice(0, 160)}"); `
+      + 'answer it with handle_dialog.');
+  };
+  const heldRequests = [];
+  const onNetwork = (payload) => {
+    let message = null;
+    try { message = JSON.parse(payload); } catch (e) { return; }
+    if (message && message.held) {
+      heldRequests.push(message.held);
+      stopWith("Stopped: a request this code's action sent is held for the user's confirmation; the rest of the code did not run.");
+    }
+  };
+  const adopt = async (p) => {
+    if (!owned.has(p)) {
+      owned.add(p);
+      opened.push(await guard.target(p).catch(() => null));
+    }
+    p.on('filechooser', onChooser);
+    watching.push(() => p.off('filechooser', onChooser));
+    const unlisten = await guard.listen(p, onNetwork).catch(() => null);
+    if (unlisten) watching.push(unlisten);
+    return p;
+  };
+  // A tab an owned tab opened (a popup, a link with target=_blank, also with noopener) is the session's.
+  const openedByOwned = async (p) => {
+    const opener = await guard.opener(p).catch(() => null);
+    if (!opener) return false;
+    if (ownedIds.has(opener)) return true;
+    for (const o of owned) if ((await guard.target(o).catch(() => null)) === opener) return true;
+    return false;
+  };
+  const onPage = async (p) => {
+    if (!forbidden(p) && (await openedByOwned(p))) await adopt(p);
+  };
+  context.on('page', onPage);
+  context.on('dialog', onDialog);
+  for (const p of [...owned]) await adopt(p);
+
+  // ----- el(N), secrets ----------------------------------------------------------------------------
+  const el = (n) => {
+    let scope = page;
+    for (const f of (config.frames || {})[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);
+    return scope.locator(`[data-bc-id="${n}"]`);
+  };
   const secrets = new Set();
   const note = (report) => {
     for (const v of (report && report.secrets) || []) if (String(v).length >= 3) secrets.add(String(v));
@@ -23,8 +98,7 @@ async (page, config) => {
     const utf8 = Buffer.from(v, 'utf8');
     const b64 = utf8.toString('base64');
     return [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
-      utf8.toString('hex'), [...v].reverse().join(''), [...v].join(' '), [...v].join(','),
-      [...v].map((ch) => ch.codePointAt(0)).join(',')].filter((x) => x.length >= 3);
+      utf8.toString('hex'), [...v].reverse().join(''), [...v].join(' '), [...v].join(',')].filter((x) => x.length >= 3);
   };
   const mask = (text) => {
     let out = String(text);
@@ -36,10 +110,32 @@ async (page, config) => {
     const text = mask(JSON.stringify(value));
     try { return JSON.parse(text); } catch (e) { return text; }
   };
+  const seeSecrets = async () => {
+    for (const p of owned) if (!p.isClosed()) note(await guard.page(p, { op: 'secrets' }).catch(() => null));
+  };
+  if (allow) note(await guard.page(page, { op: 'allow', allow }).catch(() => null));
+  await seeSecrets();
 
-  // Where the guard is armed: every page the code acts on (a tab or popup it opened or found
-  // included), armed before its first action and again in each new document, and in each of them the
-  // frames the page's own world cannot reach (another origin, or below one).
+  // ----- one input, judged first -------------------------------------------------------------------
+  const HOLD = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
+  const timeoutOf = (o) => Math.max(1, Math.min(o && o.timeout !== undefined ? o.timeout : config.actionTimeout,
+    config.deadline - Date.now() - 250));
+  let acted = 0;
+  let actedAt = null;
+  let windows = 0;
+  const held = [];
+  const images = [];
+  const mice = new Map();  // page -> { x, y, down }
+  const mouseOf = (p) => mice.get(p) || mice.set(p, { x: 0, y: 0, down: false }).get(p);
+  // What the network policy is told when an input may go: its window (sandbox/effects.py), with the input
+  // itself, so that a request it holds can be made again, once, by doing the same input after a /yes.
+  const signal = (p, kind, action) => {
+    windows += 1;
+    let site = null;
+    try { site = new URL(p.url()).origin; } catch (e) { /* about:blank */ }
+    return { call: config.callId, id: `w${config.callId}-${windows}`, kind, site, action: action || null };
+  };
+  // Frames the page's own world cannot reach (another origin, or below one) have a guard of their own.
   const origin = (url) => {
     try { const o = new URL(url).origin; return o === 'null' ? null : o; } catch (e) { return null; }
   };
@@ -47,205 +143,356 @@ async (page, config) => {
     for (let f = frame; f; f = f.parentFrame()) { const o = origin(f.url()); if (o) return o; }
     return null;
   };
-  const apart = (p) => p.frames().filter((f) => {
-    for (let x = f; x !== p.mainFrame(); x = x.parentFrame()) {
+  const apart = (p, frame) => {
+    for (let x = frame; x && x !== p.mainFrame(); x = x.parentFrame()) {
       if (!x.parentFrame() || originOf(x) !== originOf(x.parentFrame())) return true;
     }
     return false;
-  });
-  const targets = new Map();
-  // A permission is for the agent's tab, or for the held element (by its stamp) wherever it is.
-  const allowFor = (t) => (t === page || (allow && allow.held.length) ? allow : null);
-  const op = (t, args) => (targets.get(t).kind === 'page' ? guard.page(t, args) : guard.frame(t, args));
-  // A tab of the app's own server (or the browser's DevTools endpoint) is the user's, never the code's:
-  // nothing there is acted on, however the code reached it (pages(), a popup).
-  const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0']);
-  const forbiddenPage = (p) => {
-    let u;
-    try { u = new URL(p.url()); } catch (e) { return false; }
-    const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const port = u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? '443' : '80');
-    return (context.__bcForbidden || []).some((origin) => {
-      const at = origin.lastIndexOf(':');
-      const h = origin.slice(0, at);
-      return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
-    });
   };
-  // `facts`: the pre-flight's targets, checked in the same round trip as the page is armed; `ahead`: the
-  // addresses the code writes out for goto(), judged in that round trip too, while the page is still at
-  // the address they were judged from.
-  let checked = null;
-  let ahead = null;
-  // Another run's tabs (parallel tasks in one browser) are not this task's: hidden from pages(), and
-  // never acted in however the code reached them.
-  const foreign = new Set(context.__bcForeign || []);
-  const hidden = new Set();
-  const foreignPage = async (p) => {
-    if (!foreign.size) return false;
-    if (!hidden.has(p) && foreign.has(await guard.target(p).catch(() => null))) hidden.add(p);
-    return hidden.has(p);
-  };
-  if (foreign.size) for (const p of context.pages()) await foreignPage(p);
-  // `banner`: close a consent banner in the way in the same op (a young document; see clearBanner).
-  const arm = async (p, facts, banner = false) => {
-    if (forbiddenPage(p)) {
-      throw new Error("Refused: that tab shows Browser Copilot's own page (or the browser's DevTools); "
-        + 'your code never acts there. Only the user answers its cards.');
+  const frameAt = async (frame, stamp) => {
+    for (const child of frame.childFrames()) {
+      const handle = await child.frameElement().catch(() => null);
+      if (!handle) continue;
+      const found = await handle.getAttribute('data-bc-frame-at').catch(() => null);
+      handle.dispose().catch(() => null);
+      if (found === stamp) return child;
     }
-    if (await foreignPage(p)) {
-      throw new Error("Refused: that window is another task's that runs at the same time; your code "
-        + 'works only in its own tabs and the ones the user has open.');
-    }
-    if (!targets.has(p)) {
-      const entry = { kind: 'page', fresh: 0 };
-      entry.again = () => {
-        entry.fresh = 0;
-        guard.page(p, { op: 'arm', allow: allowFor(p) }).catch(() => null);
-      };
-      entry.moved = (f) => { if (f !== p.mainFrame()) targets.delete(f); };
-      targets.set(p, entry);
-      p.on('domcontentloaded', entry.again);
-      p.on('framenavigated', entry.moved);
-      const checkBanner = config.closeBanner && p === page ? 'always' : banner && !config.appCode;
-      const addresses = p === page ? config.addresses : undefined;
-      const armed = await guard.page(p, { op: 'arm', allow: allowFor(p), facts, banner: checkBanner, addresses })
-        .catch(() => null);
-      if (addresses && armed && armed.addresses) ahead = armed.addresses;
-      entry.fresh = checkBanner ? Date.now() : 0;
-      note(armed);
-      if (facts) checked = (armed && armed.facts) || [];
-    }
-    for (const f of apart(p)) {
-      if (targets.has(f)) continue;
-      targets.set(f, { kind: 'frame' });
-      note(await guard.frame(f, { op: 'arm', allow: allowFor(f) }).catch(() => null));
-    }
+    throw new Error('the frame this input would reach could not be checked; nothing was done');
   };
-  const pageOf = (t) => {
-    try {
-      if (typeof t.mainFrame === 'function') return t;
-      if (typeof t.page === 'function') return t.page();
-      if (typeof t.owner === 'function') return t.owner().page();
-      if (t._page && typeof t._page.mainFrame === 'function') return t._page;
-      if (t._frame && typeof t._frame.page === 'function') return t._frame.page();
-    } catch (e) { /* not a page's */ }
-    return page;
-  };
-
-  // A consent banner that comes up a moment after a load (the page observed before it, or a page the
-  // code just opened) would take the next click: in a young document the guard closes it first
-  // (guard.js `banner`: by structure, never "accept") before each action but a goto, which leaves the
-  // page. The op that arms a page does it for the first action there when that comes at once (within
-  // FRESH_MS, the code's own preamble); any other asks again (the guard searches the page only when
-  // something changed since it last found none).
-  const FRESH_MS = 50;
-  const clearBanner = async (p, name, known) => {
-    const entry = targets.get(p);
-    if (config.appCode || name === 'goto' || !entry) return;
-    const fresh = !known || Date.now() - entry.fresh < FRESH_MS;
-    entry.fresh = 0;
-    if (!fresh) await guard.page(p, { op: 'banner' }).catch(() => null);
-  };
-
-  let halted = null;
-  // When the code's last action came back (the wall clock, ms): an observation's settle counts its quiet
-  // time from there, not from when the call's answer reached the app (ACTED in guarded.py).
-  let acted = null;
-  // An address the code opens with goto() that acts when opened (a committing GET) is held like a
-  // button, before the browser is asked to load it.
-  const held = [];
-  const halt = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
-  const beforeGoto = async (t, url) => {
-    const p = pageOf(t);
-    await arm(p);
-    targets.get(p).fresh = 0;
-    const href = String(url);
-    const judged = p === page && ahead && p.url() === ahead.href && Object.hasOwn(ahead.held, href);
-    const entry = judged ? ahead.held[href]
-      : await guard.page(p, { op: 'address', url: href }).catch(() => null);
-    if (!entry || (allow && allow.names.includes(href.toLowerCase()))) return;
-    held.push({ id: `held-goto-${Date.now()}-${held.length}`, ...entry });
-    halted = halt;
-    throw new Error(halt);
-  };
-
-  // After each action: if the guard now holds something, the rest of the code does not run (its
-  // next steps would act on a page that is waiting for the user's decision).
-  const options = {
-    halted: () => halted,
-    beforeAction: config.beforeAction,
-    beforeActing: async (t, name) => {
-      const p = pageOf(t);
-      const known = targets.has(p);
-      await arm(p, undefined, name !== 'goto');
-      await clearBanner(p, name, known);
-    },
-    beforeGoto,
-    afterAction: async () => {
-      acted = Date.now();
-      let n = 0;
-      for (const t of [...targets.keys()]) n += Number(await op(t, { op: 'count' }).catch(() => 0)) || 0;
-      if (n) {
-        halted = halt;
-        throw new Error(halted);
+  // Ask the guard where the input lands (following it into frames of other origins), and what it does.
+  const preflight = async (p, frame, args, action) => {
+    let at = frame || p.mainFrame();
+    const sig = signal(p, args.kind, action);
+    let ask = { ...args, allow, approve: !!config.replay, recv: sig.id };
+    for (let hops = 0; hops < 8; hops += 1) {
+      const own = apart(p, at);
+      const out = own ? await guard.frame(at, ask) : await guard.page(p, { ...ask, signal: sig });
+      if (!out || out.lost) throw new Error('the element this input would reach could not be checked (it moved or the page changed); nothing was done');
+      if (out.descend) {
+        const child = await frameAt(at, out.descend.frame);
+        // A frame that is apart from the first is entered at the point inside it (or where its focus is).
+        ask = { ...ask, stamp: undefined, point: out.descend.point, focused: out.descend.focused, drop: undefined };
+        at = child;
+        continue;
       }
-    },
-    el: config.el,
-    hidden: (p) => hidden.has(p),
-    exposed: config.exposed,
-    tagged: !config.appCode,
+      if (own && out.ok) await guard.page(p, { op: 'window', signal: sig, allowed: out.allowed, token: out.token, category: out.category });
+      return { ...out, frame: at };
+    }
+    throw new Error('the input would reach too deep a nest of frames; nothing was done');
   };
-  const unlisten = () => {
-    for (const [t, entry] of targets) {
-      if (entry.kind !== 'page') continue;
-      t.off('domcontentloaded', entry.again);
-      t.off('framenavigated', entry.moved);
+  const decided = (out, action) => {
+    if (out.secret) {
+      secretBlocked += 1;
+      stopWith('Stopped: that field is for a password, a one-time code or card details; the app never types '
+        + 'into it. The user enters it themselves.');
+      throw new Error(halted);
+    }
+    if (out.held) {
+      held.push({ ...out.held, action });
+      stopWith(HOLD);
+      throw new Error(HOLD);
     }
   };
-  const disarm = async () => {
-    const report = { held: [...held], secretBlocked: 0, acted: 0 };
-    for (const t of [...targets.keys()]) {
-      const r = await op(t, { op: 'disarm' }).catch(() => null);
-      if (!r) continue;
-      report.held.push(...r.held);
-      report.secretBlocked += r.secretBlocked;
-      report.acted += Number(r.acted) || 0;
-      note(r);
+  // A locator's element: stamped for the guard, with the point a pointer would press (page coordinates).
+  const mark = async (target, o, pointer) => {
+    const handle = await target.elementHandle({ timeout: timeoutOf(o) });
+    try {
+      const frame = await handle.ownerFrame();
+      const stamp = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+      await handle.evaluate((e, s) => e.setAttribute('data-bc-target', s), stamp);
+      if (!pointer) return { frame, stamp };
+      const box = await handle.boundingBox();
+      if (!box) throw new Error('the element is not visible');
+      const at = o && o.position ? o.position : { x: box.width / 2, y: box.height / 2 };
+      return { frame, stamp, x: box.x + at.x, y: box.y + at.y };
+    } finally {
+      handle.dispose().catch(() => null);
     }
-    return report;
+  };
+  // Human pacing (PACING=human) before an input; it may type a text itself (`{ result }`).
+  const paced = async (name, target, args) => {
+    const pacing = config.beforeAction ? config.beforeAction(name, target, args) : undefined;
+    return pacing ? (await pacing) || null : null;
+  };
+  const done = (value) => {
+    acted += 1;
+    actedAt = Date.now();
+    return value;
+  };
+  const withModifiers = async (p, modifiers, fn) => {
+    const keys = (modifiers || []).filter((m) => ['Alt', 'Control', 'ControlOrMeta', 'Meta', 'Shift'].includes(m));
+    for (const k of keys) await p.keyboard.down(k);
+    try { return await fn(); } finally { for (const k of keys.reverse()) await p.keyboard.up(k); }
+  };
+  // The app's own click on a consent banner's least choice: checked like any input, and left alone when
+  // the guard would hold it (a page's bait layer).
+  let bannerClosed = null;
+  let bannerHeld = null;
+  const clickBanner = async (p, found) => {
+    const box = await p.locator(`[data-bc-target="${found.stamp}"]`).boundingBox({ timeout: 2000 }).catch(() => null);
+    const out = await guard.page(p, { op: 'preflight', kind: 'press', stamp: found.stamp, signal: signal(p, 'banner', null) })
+      .catch(() => null);
+    if (out && out.held) bannerHeld = found.name;
+    if (!box || !out || !out.ok) return;
+    await p.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    bannerClosed = found.name;
+  };
+  // In a young document a consent banner that came up after the last look would take a pointer's input:
+  // the guard looks first (cheaply: only while the document is young, or changed since it found none),
+  // and the app clicks its least choice.
+  const lateBanner = async (p) => {
+    if (config.appCode) return;
+    const found = await guard.page(p, { op: 'banner' }).catch(() => null);
+    if (found && found.stamp) await clickBanner(p, found).catch(() => null);
+  };
+  const GOTO_SCHEMES = new Set(['http:', 'https:']);
+  const navTimeout = (o) => timeoutOf({ timeout: o.timeout !== undefined ? o.timeout : config.navTimeout });
+  // One input of the code (or of a replay): `a` = { name, page, target, to, args }. The action as it can
+  // be done again (`done` then `replay`) is its name and arguments.
+  const act = async (a) => {
+    const p = a.page;
+    if (halted) throw new Error(halted);
+    if (!owned.has(p) || p.isClosed() || forbidden(p)) throw new Error("That tab is not this task's (or it has closed).");
+    const last = a.args[a.args.length - 1];
+    const o = last && typeof last === 'object' && !Array.isArray(last) ? last : {};
+    const name = a.name;
+    const action = { name, args: a.args };
+    if (name === 'goto') {
+      const url = String(a.args[0]);
+      let scheme = null;
+      try { scheme = new URL(url).protocol; } catch (e) { scheme = null; }
+      if (url !== 'about:blank' && !GOTO_SCHEMES.has(scheme)) throw new Error(`Only http(s) addresses can be opened, not ${url.slice(0, 60)}`);
+      decided(await guard.page(p, { op: 'address', url, allow, signal: signal(p, 'navigate', action) }), action);
+      await paced('goto', p, [url]);
+      const response = await p.goto(url, { timeout: navTimeout(o), waitUntil: o.waitUntil });
+      return done({ url: p.url(), status: response ? response.status() : null });
+    }
+    if (name === 'goBack' || name === 'goForward' || name === 'reload') {
+      decided(await guard.page(p, { op: 'window', allowed: config.replay ? 'allow' : 'structure',
+        token: config.replay && allow ? allow.token : null, signal: signal(p, 'navigate', action) }), action);
+      await paced(name, p, []);
+      const response = await p[name]({ timeout: navTimeout(o), waitUntil: o.waitUntil });
+      return done({ url: p.url(), status: response ? response.status() : null });
+    }
+    if (['click', 'dblclick', 'check', 'uncheck', 'hover'].includes(name)) {
+      const target = a.target;
+      const want = name === 'check' ? true : name === 'uncheck' ? false : null;
+      if (want !== null && (await target.isChecked({ timeout: timeoutOf(o) })) === want) return done(undefined);
+      await lateBanner(p);
+      const trial = { trial: true, timeout: timeoutOf(o), position: o.position };
+      await (name === 'hover' ? target.hover(trial) : name === 'dblclick' ? target.dblclick(trial) : target.click(trial));
+      const spot = await mark(target, o, true);
+      const kind = name === 'hover' ? 'hover' : 'press';
+      decided(await preflight(p, spot.frame, { op: 'preflight', kind, stamp: spot.stamp, position: o.position }, action), action);
+      if (name === 'hover') {
+        await p.mouse.move(spot.x, spot.y);
+        Object.assign(mouseOf(p), { x: spot.x, y: spot.y });
+        return done(undefined);
+      }
+      await paced(name, target, []);
+      await withModifiers(p, o.modifiers, () => p.mouse.click(spot.x, spot.y, {
+        button: o.button, clickCount: name === 'dblclick' ? 2 : o.clickCount, delay: o.delay }));
+      Object.assign(mouseOf(p), { x: spot.x, y: spot.y });
+      if (want !== null && (await target.isChecked({ timeout: timeoutOf(o) }).catch(() => want)) !== want) {
+        throw new Error(`Clicking the checkbox did not ${want ? 'check' : 'uncheck'} it`);
+      }
+      return done(undefined);
+    }
+    if (name === 'drag') {
+      await lateBanner(p);
+      await a.target.dragTo(a.to, { trial: true, timeout: timeoutOf(o) });
+      const from = await mark(a.target, { position: o.sourcePosition, timeout: o.timeout }, true);
+      const to = await mark(a.to, { position: o.targetPosition, timeout: o.timeout }, true);
+      const same = from.frame === to.frame;
+      decided(await preflight(p, from.frame, { op: 'preflight', kind: 'drag', stamp: from.stamp, position: o.sourcePosition,
+        drop: same ? { stamp: to.stamp, position: o.targetPosition } : undefined }, action), action);
+      if (!same) decided(await preflight(p, to.frame, { op: 'preflight', kind: 'drop', stamp: to.stamp, position: o.targetPosition }, action), action);
+      await paced('dragTo', a.target, []);
+      await p.mouse.move(from.x, from.y);
+      await p.mouse.down();
+      await p.mouse.move(to.x, to.y, { steps: 5 });
+      await p.mouse.up();
+      Object.assign(mouseOf(p), { x: to.x, y: to.y, down: false });
+      return done(undefined);
+    }
+    if (name.startsWith('mouse.')) {
+      if (name === 'mouse.click' || name === 'mouse.down') await lateBanner(p);
+      const mouse = mouseOf(p);
+      if (name === 'mouse.click' || name === 'mouse.move') [mouse.x, mouse.y] = [a.args[0], a.args[1]];
+      const kind = name === 'mouse.move' ? 'hover' : name === 'mouse.wheel' ? 'wheel'
+        : name === 'mouse.up' && mouse.down ? 'drop' : 'press';
+      decided(await preflight(p, null, { op: 'preflight', kind, point: { x: mouse.x, y: mouse.y } }, action), action);
+      if (name === 'mouse.click') {
+        await paced('click', p, []);
+        await p.mouse.click(mouse.x, mouse.y, o);
+      } else if (name === 'mouse.move') {
+        await p.mouse.move(mouse.x, mouse.y, o);
+      } else if (name === 'mouse.down') {
+        await p.mouse.down(o);
+        mouse.down = true;
+      } else if (name === 'mouse.up') {
+        await p.mouse.up(o);
+        mouse.down = false;
+      } else {
+        await p.mouse.wheel(a.args[0], a.args[1]);
+      }
+      return done(undefined);
+    }
+    if (name === 'key' || name === 'keys') {
+      const typed = name === 'keys' ? String(a.args[0]) : null;
+      decided(await preflight(p, null, { op: 'preflight', kind: typed === null ? 'key' : 'type', focused: true,
+        key: typed === null ? String(a.args[0]) : undefined, text: typed || undefined }, action), action);
+      if (typed === null) {
+        await paced('press', p.keyboard, []);
+        await p.keyboard.press(String(a.args[0]), o);
+      } else if (!(await paced('type', p.keyboard, [typed, o]))) {
+        await p.keyboard.type(typed, o);
+      }
+      return done(undefined);
+    }
+    // An input into a locator's element itself: keys, text, a choice, files, focus, a scroll.
+    const KINDS = { fill: 'fill', type: 'type', press: 'key', select: 'select', upload: 'upload', focus: 'focus', scroll: 'scroll' };
+    const kind = KINDS[name];
+    if (!kind) throw new Error(`unknown action ${name}`);
+    const target = a.target;
+    const key = name === 'press' ? String(a.args[0]) : undefined;
+    const text = name === 'fill' || name === 'type' ? String(a.args[0]) : undefined;
+    const files = name === 'upload' ? a.args[0].map(String) : [];
+    if (name === 'upload' && (!files.length || files.some((f) => !(config.uploads || []).includes(f)))) {
+      throw new Error('Only files the user named can be uploaded: use the upload_file tool.');
+    }
+    const spot = await mark(target, o, false);
+    const out = await preflight(p, spot.frame, { op: 'preflight', kind, stamp: spot.stamp, key, text: name === 'type' ? text : undefined }, action);
+    decided(out, action);
+    const options = { timeout: timeoutOf(o) };
+    if (name === 'fill') {
+      if (!(await paced('fill', target, [text, options]))) await target.fill(text, options);
+    } else if (name === 'type') {
+      if (!(await paced('pressSequentially', target, [text, o]))) await target.pressSequentially(text, { ...options, delay: o.delay });
+    } else if (name === 'press') {
+      await paced('press', target, []);
+      await target.press(key, { ...options, delay: o.delay });
+    } else if (name === 'select') {
+      await paced('selectOption', target, []);
+      return done(await target.selectOption(a.args[0], options));
+    } else if (name === 'upload') {
+      if (out.input) await out.frame.locator(`[data-bc-file="${out.input}"]`).setInputFiles(files, options);
+      else await target.drop({ files }, options);
+    } else if (name === 'focus') {
+      await target.focus(options);
+    } else {
+      await target.scrollIntoViewIfNeeded(options);
+    }
+    return done(undefined);
   };
 
-  // Pre-flight, before the code runs (its verdicts come with the arming of the agent's tab): a
-  // destructive target the code names and activates, not allowed, or typing into a secret field, stops
-  // the call, and the guard is disarmed again.
-  const preflight = config.preflight;
-  await arm(page, preflight ? { numbers: preflight.numbers, names: preflight.names } : undefined, true);
-  if (preflight) {
-    const ok = (c) => !!allow && ((c.ref.startsWith('el(') && allow.numbers.includes(Number(c.ref.slice(3, -1))))
-      || allow.names.includes(c.ref.toLowerCase()));
-    const risky = (c) => (c.verdict.destructive || c.verdict.judge) && preflight.acts.includes(c.ref.toLowerCase()) && !ok(c);
-    const checks = checked || [];
-    if (checks.some((c) => risky(c) || (preflight.typing && c.secret))) {
-      unlisten();
-      await disarm();
-      return { __bcPreflight: checks.filter((c) => risky(c) || c.secret) };
+  // A replay: the held input once more, on the element that received it (the guard stamped it with the
+  // action's id); its window is an approved one, by the one-time permission of the user's /yes.
+  const AS_LOCATOR = { 'mouse.click': 'click', 'mouse.down': 'click', key: 'press', keys: 'type' };
+  const replay = async (r) => {
+    const action = r.action || {};
+    const find = async (attr) => {
+      for (const p of owned) {
+        for (const f of p.frames()) {
+          const l = f.locator(`[${attr}="${r.id}"]`);
+          if (await l.count().catch(() => 0)) return { p, l: l.first() };
+        }
+      }
+      return null;
+    };
+    const args = action.args || [];
+    if (['goto', 'goBack', 'goForward', 'reload'].includes(action.name)) {
+      await act({ name: action.name, page, args });
+      return 'done';
     }
-  }
+    const recv = await find('data-bc-recv');
+    if (!recv) throw new Error('the element that action reached is no longer on the page');
+    if (action.name === 'drag') {
+      const drop = await find('data-bc-drop');
+      if (!drop) throw new Error('the place it was dropped on is no longer on the page');
+      await act({ name: 'drag', page: recv.p, target: recv.l, to: drop.l, args });
+      return 'done';
+    }
+    if (['mouse.up', 'mouse.move', 'mouse.wheel'].includes(action.name)) throw new Error('that mouse input cannot be made again on its own');
+    const name = AS_LOCATOR[action.name] || action.name;
+    const again = name === 'press' || name === 'type' ? [String(args[0]), {}] : name === action.name ? args : [{}];
+    await act({ name, page: recv.p, target: recv.l, args: again });
+    return 'done';
+  };
+
+  // ----- reads and tabs the façade asks for --------------------------------------------------------
+  const io = {
+    deadline: config.deadline,
+    watch: (fn) => { stop = fn; if (halted) fn(halted); },
+    el,
+    act,
+    async read(target, what, name, o) {
+      if (what === 'attribute' && String(name).toLowerCase() !== 'value') return target.getAttribute(name, { timeout: timeoutOf(o) });
+      const spot = await mark(target, o, false);
+      const out = await guard.page(target.page(), { op: 'read', stamp: spot.stamp }).catch(() => null);
+      if (!out || out.secret) throw new Error('That field holds a password, one-time code or card number; its value is not readable.');
+      return what === 'value' ? target.inputValue({ timeout: timeoutOf(o) }) : target.getAttribute(name, { timeout: timeoutOf(o) });
+    },
+    pages: () => context.pages().filter((p) => owned.has(p) && !p.isClosed() && !forbidden(p)),
+    async own(p) {
+      if (!owned.has(p) && (forbidden(p) || !(await openedByOwned(p)))) throw new Error("That tab is not this task's.");
+      return adopt(p);
+    },
+    async newPage() { return adopt(await context.newPage()); },
+    nextPage: (timeout) => context.waitForEvent('page', { timeout }),
+    async front(p) { if (owned.has(p)) await p.bringToFront(); },
+    async close(p) {
+      if (p === page || !owned.has(p)) throw new Error("Only a tab this task opened can be closed, not the task's own tab.");
+      await p.close();
+    },
+    async screenshot(target, o) {
+      const p = typeof target.mainFrame === 'function' ? target : target.page();
+      const secret = p.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret]');
+      const shot = await target.screenshot({ type: 'jpeg', quality: 70, fullPage: !!o.fullPage, mask: [secret], timeout: timeoutOf(o) });
+      images.push(shot.toString('base64'));
+      return { screenshot: images.length, bytes: shot.length };
+    },
+    async downloadText(download, o) {
+      const max = Math.min(Math.max(Number(o.maxChars) || 20000, 100), 200000);
+      const reading = config.readDownload;
+      if (!reading) throw new Error('Downloads cannot be read here.');
+      return reading(await download.path(), download.suggestedFilename(), max);
+    },
+  };
   let out;
   try {
-    out = await context.__bcBox.run(page, config.source, options);
+    if (config.closeBanner) {
+      const found = await guard.page(page, { op: 'banner', always: true }).catch(() => null);
+      if (found && found.stamp) await clickBanner(page, found).catch(() => null);
+    }
+    if (config.replay) {
+      try {
+        out = { json: JSON.stringify(await replay(config.replay)) };
+      } catch (e) {
+        out = { error: String(e && e.message), name: 'Error' };
+      }
+    } else {
+      out = await box.run(page, config.source, io);
+    }
   } finally {
-    unlisten();
+    context.off('page', onPage);
+    context.off('dialog', onDialog);
+    for (const undo of watching) undo();
   }
-  const report = await disarm();
-
+  await seeSecrets();
   const result = out.json === undefined || out.json === null ? undefined : JSON.parse(out.json);
   const error = out.error === undefined ? null : new Error(mask(out.error));
   if (error && out.name !== 'Error') error.name = out.name;
-  if (report.held.length || report.secretBlocked) {
-    const value = masked({ __bcGuard: report, result: result === undefined ? null : result, error: error ? error.message : null });
-    return { __bcActed: acted, value };
+  const answer = (value) => ({ __bcActed: actedAt, value, opened: opened.filter(Boolean), images,
+    banner: bannerClosed, bannerHeld });
+  if (held.length || secretBlocked || heldRequests.length) {
+    return answer(masked({ __bcGuard: { held, secretBlocked, acted, requests: heldRequests },
+      result: result === undefined ? null : result, error: error ? error.message : null }));
+  }
+  // An error with news of the app's own part (a banner it left, a tab the code opened) keeps that news.
+  if (error && (bannerClosed || bannerHeld || opened.length || images.length)) {
+    return { ...answer(undefined), error: `${error.name}: ${error.message}` };
   }
   if (error) throw error;
-  return { __bcActed: acted, value: masked(result) };
+  return answer(masked(result));
 }

@@ -1,494 +1,293 @@
-// The in-page guard (F41). While the model's code runs, clicks, form submissions (events, submit(),
-// requestSubmit(), Enter) and typing into secret fields are checked in the capture phase, in the page
-// and its same-origin frames, whatever way the code reached them (locator, coordinates, evaluate,
-// keyboard). A destructive one is held: prevented, stamped `data-bc-held`, and reported with the DOM
-// facts of its target. The guard is armed only while the agent acts: the user's own clicks pass.
-// It runs in an isolated world of its own (world.js, early.js): page scripts can neither see nor replace
-// it. __POLICY__ is replaced by policy.js, __BANNER__ by banner.js and __COOKIE_WORDS__ by its words.
-// Call with {op: 'arm'|'disarm'|'count'|'address'|'classify'|'banner', ...}; arm and disarm also return
-// the values of the page's secret fields (for the box to mask); arm with `facts` ({numbers, names}) also
-// the pre-flight's verdicts, with `banner` closes a consent banner in the way first (see `banner`), and
-// with `addresses` judges those the code will open (op 'address', ahead).
-// Evaluated once per document (world.js installs it): everything below is made then, and the ops are the
-// function it returns.
+// The guard (F41, F45): before any input of the model's code reaches the page, the app asks it here,
+// in an isolated world of the page's own (world.js), what that input would reach and whether that may
+// happen. It finds the element that would receive the input as the browser would: the element under
+// the point the pointer will press (through open shadow roots and same-origin frames; a frame of
+// another origin is asked in its own turn), the focused element a key goes to, the drop target; then
+// the control that input would activate: the button pressed, the form a key submits (its default
+// button), the send button of the message field Enter would send, the drop zone. The classifier
+// (policy.js) judges that control by what it is (safety/facts.js). A destructive or doubtful one is
+// held (stamped `data-bc-held`, its receiving element `data-bc-recv`) unless the call carries a
+// one-time permission for it; typing into a secret field is refused; anything else may go, and the
+// app's network policy is told that this action's window opens (the `__bcEffect` binding, which only
+// this world has), with how it was allowed.
+// Called with { op: 'preflight' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner' |
+// 'classify', ... }. Evaluated once per document (world.js installs it); the ops are the function it
+// returns. __POLICY__, __FACTS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are filled in (guard.py).
 (() => {
-  // The classifier (its phrase table parsed, its indexes built) at its first use in the document.
   let classifier = null;
   const classify = (facts) => (classifier || (classifier = __POLICY__))(facts);
-  const isSecret = __IS_SECRET__;
-  const ACTIONABLE = 'button, a[href], input[type=submit], input[type=button], input[type=image], input[type=reset],'
-    + ' [role=button], [role=link], [role=menuitem], [role=tab], [role=option], summary, label, [onclick]';
-  const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true], .modal.show, .modal.open, .modal.is-open';
-  const BUTTON_TYPES = new Set(['submit', 'button', 'reset', 'image']);  // an <input> that is a button
-  const SKIP = new Set(['SELECT', 'OPTION', 'SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'DATALIST', 'svg']);
-  const MONEY_CATEGORIES = new Set(['pay', 'order', 'book', 'transfer', 'withdraw', 'donate', 'subscribe']);
-  const MONEY = /(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|HUF|SEK|NOK|DKK|RON|BGN|TRY|JPY|CNY|INR|BRL|KZT)\b)\s?\d[\d\s.,']*\d|\d[\d\s.,']*\s?(?:[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(?:USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|HUF|SEK|NOK|DKK|RON|BGN|TRY|JPY|CNY|INR|BRL|KZT|zł|Kč|Ft|kr|lei|лв|грн|руб)(?![\p{L}]))/u;
-  const DANGER = /(^|[\s_-])(danger|destructive|warning|critical|negative|btn-red|is-red|delete|remove)([\s_-]|$)/i;
-  const clean = (s, n) => (s || '').replace(/\s+/g, ' ').trim().slice(0, n);
-
-  // Visible text of a node without what a select lists (its options are choices, not what it says).
-  const textOf = (root, n) => {
-    if (!root) return '';
-    const out = [];
-    let size = 0;
-    const walk = (node) => {
-      if (size > n * 2) return;
-      if (node.nodeType === 3) { out.push(node.data); size += node.data.length; return; }
-      if (node.nodeType !== 1 || SKIP.has(node.tagName) || node.hidden || node.getAttribute('aria-hidden') === 'true') return;
-      if (node.checkVisibility && !node.checkVisibility({ visibilityProperty: true })) return;
-      const block = /^(P|DIV|LI|TR|H[1-6]|DT|DD|SECTION|LABEL|BR|TD|TH)$/.test(node.tagName);
-      if (block) out.push(' ');
-      for (const child of node.childNodes) walk(child);
-      if (node.shadowRoot) for (const child of node.shadowRoot.childNodes) walk(child);
-      if (block) out.push(' ');
-    };
-    walk(root);
-    return clean(out.join(''), n);
+  const secretNow = __IS_SECRET__;
+  // A field that was secret once (a password field whose "show" toggle made it type=text) stays secret.
+  const wasSecret = new WeakSet();
+  const isSecret = (el) => {
+    if (!el || el.nodeType !== 1) return false;
+    if (wasSecret.has(el)) return true;
+    if (!secretNow(el)) return false;
+    wasSecret.add(el);
+    return true;
+  };
+  const F = (__FACTS__)(isSecret);
+  const { ACTIONABLE, clean, textOf, closestDeep, deepQuery, isField, factsOf, detailsOf, nameOf } = F;
+  const used = new Set();  // one-time permissions already spent in this document
+  let stamps = 0;
+  const stamp = (el, attr) => {
+    stamps += 1;
+    const id = `${Date.now().toString(36)}-${stamps}`;
+    el.setAttribute(attr, id);
+    return id;
   };
 
-  const nameOf = (el) => {
-    const aria = el.getAttribute('aria-label') || '';
-    const ids = el.getAttribute('aria-labelledby');
-    const labelled = ids ? ids.split(/\s+/).map((id) => el.ownerDocument.getElementById(id)?.textContent || '').join(' ') : '';
-    if (el.tagName === 'INPUT') {
-      const type = (el.getAttribute('type') || '').toLowerCase();
-      if (BUTTON_TYPES.has(type)) return clean(aria || el.value || el.alt || type, 120);
-      return clean(aria || labelled || (el.labels && el.labels[0] && el.labels[0].innerText) || el.placeholder || el.name, 120);
-    }
-    return clean(aria || labelled || textOf(el, 120) || el.title || el.getAttribute('title'), 120);
-  };
-  const labelOf = (field) => clean((field.labels && field.labels[0] && textOf(field.labels[0], 60))
-    || field.getAttribute('aria-label') || field.placeholder || field.name || field.id, 60);
-
-  // `closest` that goes on past a shadow root to its host (a control inside a web component sits in
-  // the host's dialog, form section or row).
-  const closestDeep = (el, selector) => {
-    for (let node = el; node; node = node.getRootNode && node.getRootNode().host) {
-      const found = node.closest(selector);
-      if (found) return found;
-    }
-    return null;
-  };
-  // `querySelector` that also looks into open shadow roots (the observation numbers elements there).
-  const deepQuery = (root, selector) => {
-    const direct = root.querySelector(selector);
-    if (direct) return direct;
-    for (const el of root.querySelectorAll('*')) {
-      if (!el.shadowRoot) continue;
-      const inner = deepQuery(el.shadowRoot, selector);
-      if (inner) return inner;
-    }
-    return null;
-  };
-  const isField = (el) => !!el && (el.tagName === 'SELECT' || el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT'
-    && !BUTTON_TYPES.has((el.getAttribute('type') || '').toLowerCase())));
-  const dialogOf = (el) => closestDeep(el, DIALOG);
-  const containerOf = (el) => dialogOf(el) || el.form || el.closest('form') || closestDeep(el, 'section, article, fieldset, [role=region], main');
-  const headingOf = (box) => {
-    if (!box) return '';
-    const labelled = box.getAttribute('aria-labelledby');
-    const byId = labelled && box.ownerDocument.getElementById(labelled.split(/\s+/)[0]);
-    const heading = byId || box.querySelector('h1, h2, h3, h4, legend, caption, [role=heading]');
-    return clean((heading && textOf(heading, 120)) || box.getAttribute('aria-label') || '', 120);
-  };
-  const describedBy = (el) => (el.getAttribute('aria-describedby') || '').split(/\s+/).filter(Boolean)
-    .map((id) => el.ownerDocument.getElementById(id)).filter(Boolean);
-
-  // Text around the target that says what it does: the dialog it sits in, else its form/section
-  // heading, what aria-describedby points at, and the row it sits in (icon class names, for buttons
-  // without a name). Option lists of selects are left out.
-  const contextOf = (el) => {
-    const box = dialogOf(el);
-    if (box) return clean(`${headingOf(box)} · ${textOf(box, 300)}`, 300);
-    const parts = [];
-    const section = closestDeep(el, 'form, section, article, fieldset, [role=region], tr, li');
-    parts.push(headingOf(section));
-    if (section !== el.form && el.form) parts.push(headingOf(el.form));
-    for (const note of describedBy(el)) parts.push(textOf(note, 120));
-    if (!nameOf(el)) {
-      const icons = [el, ...el.querySelectorAll('*')].slice(0, 6)
-        .map((n) => (typeof n.className === 'string' ? n.className : n.getAttribute('class') || '') + ' ' + (n.getAttribute('data-icon') || ''))
-        .join(' ');
-      if (icons.trim()) parts.push('class: ' + icons);
-    }
-    const row = closestDeep(el, 'tr, li, [role=row]');
-    if (row) parts.push(textOf(row, 200));
-    return clean(parts.filter(Boolean).join(' · '), 300);
-  };
-
-  const editableFields = (form) => [...form.querySelectorAll('input, textarea, select')].filter((f) => {
-    const type = (f.getAttribute('type') || '').toLowerCase();
-    if (type === 'hidden' || BUTTON_TYPES.has(type) || f.disabled || f.readOnly) return false;
-    return !f.checkVisibility || f.checkVisibility({ visibilityProperty: true }) || ['checkbox', 'radio'].includes(type);
-  });
-  const filled = (f) => {
-    const type = (f.getAttribute('type') || '').toLowerCase();
-    if (type === 'checkbox' || type === 'radio') return f.checked;
-    if (f.tagName === 'SELECT') return f.selectedIndex > 0 || (f.selectedIndex === 0 && !!f.value && !!f.options[0] && !/^\s*$/.test(f.options[0].value));
-    return !!f.value;
-  };
-
-  // A bulk action: a select beside the button (the same toolbar) with a real option chosen, acting on
-  // the items ticked in the list or table it governs.
-  const bulkOf = (el) => {
-    const bar = el.parentElement;
-    if (!bar) return null;
-    for (const select of bar.querySelectorAll(':scope > select, :scope > label > select, :scope > * > select')) {
-      const option = select.selectedOptions && select.selectedOptions[0];
-      if (!option || select.selectedIndex <= 0 || !option.value) continue;
-      const scope = el.form || el.closest('form') || el.ownerDocument;
-      const boxes = [...scope.querySelectorAll('table input[type=checkbox], [role=grid] input[type=checkbox], ul input[type=checkbox], ol input[type=checkbox], [role=row] [role=checkbox]')]
-        .filter((c) => !c.closest('thead'));
-      if (!boxes.length) continue;
-      const ticks = boxes.filter((c) => c.checked || c.getAttribute('aria-checked') === 'true').length;
-      return { action: clean(option.textContent, 60), count: ticks };
-    }
-    return null;
-  };
-
-  // Where the money is: an amount field of the committing form, else the shortest money text of the
-  // form/dialog/section (a total, not a balance inside a select or a sentence of a notice).
-  const amountOf = (el) => {
-    const form = el.form || el.closest('form');
-    const section = el.closest('section, article, fieldset, [role=region]');
-    const boxes = [dialogOf(el), form, section];
-    // A page without sections: the form's surroundings, when they are small (not a whole portal).
-    if (!section && form && form.parentElement && (form.parentElement.innerText || '').length < 1500) boxes.push(form.parentElement);
-    for (const box of [...new Set(boxes.filter(Boolean))]) {
-      for (const field of box.querySelectorAll('input')) {
-        const type = (field.getAttribute('type') || 'text').toLowerCase();
-        const mode = (field.getAttribute('inputmode') || '').toLowerCase();
-        if (!field.value || !(type === 'number' || mode === 'decimal' || mode === 'numeric' || type === 'text') || isSecret(field)) continue;
-        const around = textOf(field.parentElement, 80) + ' ' + labelOf(field);
-        const currency = around.match(/[€$£¥₽₴₹₩₺₪₫฿₦₱₸₾₼]|\b(USD|EUR|GBP|RUB|UAH|PLN|CHF|CZK|SEK|NOK|DKK)\b/);
-        if (currency && /^\s*\d[\d\s.,']*\s*$/.test(field.value)) return clean(`${currency[0]} ${field.value.trim()}`, 40);
-      }
-      let best = null;
-      const walker = box.ownerDocument.createTreeWalker(box, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(), seen = 0; node && seen < 400; node = walker.nextNode(), seen += 1) {
-        const parent = node.parentElement;
-        if (!parent || parent.closest('select, option, script, style, [aria-hidden=true], [role=note], [role=status], [aria-live], small')) continue;
-        const found = node.data.match(MONEY);
-        if (!found) continue;
-        // A total or a price ("Order total: $42.00"), not a sentence of a notice ("transfers over $1,000
-        // need approval"): the amount's line has at most three words besides it.
-        const line = (parent.closest('p, li, tr, dd, div, label, span') || parent).textContent.replace(found[0], ' ');
-        const words = line.split(/[^\p{L}]+/u).filter((w) => w.length > 1).length;
-        if (words > 3) continue;
-        if (!best || words <= best[1]) best = [found[0], words];
-      }
-      if (best) return clean(best[0], 40);
-    }
-    return null;
-  };
-
-  // What an icon-only control's icon is called: class names, data-icon, an SVG sprite's id, an icon
-  // font's ligature ("delete_forever"), on it and its first descendants.
-  const iconOf = (el) => {
-    const parts = [];
-    for (const n of [el, ...el.querySelectorAll('*')].slice(0, 6)) {
-      parts.push(typeof n.className === 'string' ? n.className : n.getAttribute('class') || '');
-      parts.push(n.getAttribute('data-icon') || '', n.getAttribute('href') || n.getAttribute('xlink:href') || '');
-      if (/icon|symbol/i.test(parts[parts.length - 3]) && n.childElementCount === 0) parts.push(clean(n.textContent, 40));
-    }
-    return clean(parts.filter(Boolean).join(' '), 160) || null;
-  };
-  const messageOf = (box) => {
-    if (!box) return '';
-    for (const field of box.querySelectorAll('textarea, [contenteditable=""], [contenteditable=true]')) {
-      const text = field.tagName === 'TEXTAREA' ? field.value : field.innerText;
-      if (text && text.trim() && !isSecret(field)) return text.trim();
-    }
-    return '';
-  };
-
-  const factsOf = (el) => {
-    const form = el.form || el.closest('form');
-    const tag = el.tagName.toLowerCase();
-    const fields = form ? editableFields(form) : [];
-    const box = containerOf(el);
-    const danger = DANGER.test(typeof el.className === 'string' ? el.className : '')
-      || describedBy(el).some((n) => n.getAttribute('role') === 'alert' || DANGER.test(n.className || ''));
-    const payment = !!box && [...box.querySelectorAll('input')].some((i) => /(^|\s)cc-/.test(i.getAttribute('autocomplete') || '')
-      || (isSecret(i) && /card|cc|cvv|cvc|csc|pan|iban/i.test(`${i.name} ${i.id} ${i.getAttribute('autocomplete')}`)));
-    const bulk = bulkOf(el);
-    return {
-      tag,
-      role: el.getAttribute('role') || (tag === 'a' ? 'link' : tag === 'button' ? 'button' : null),
-      type: el.getAttribute('type') || (tag === 'button' && form ? 'submit' : null),
-      name: nameOf(el),
-      value: el.tagName === 'INPUT' ? (isSecret(el) ? '<masked>' : clean(el.value, 80)) : null,
-      href: tag === 'a' ? el.getAttribute('href') : null,
-      form_action: form ? form.action || null : null,
-      form_method: form ? (form.getAttribute('method') || 'get').toLowerCase() : null,
-      context: contextOf(el),
-      url: el.ownerDocument.location.href,
-      lang: el.closest('[lang]')?.getAttribute('lang') || el.ownerDocument.documentElement.lang || null,
-      title: el.ownerDocument.title,
-      heading: headingOf(box),
-      dialog: !!dialogOf(el),
-      haspopup: !!el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false',
-      // Shows or hides part of the page (a disclosure: aria-expanded, <summary>, a leading triangle).
-      disclosure: el.hasAttribute('aria-expanded') || tag === 'summary' || /^\s*[▸▹►▶▾▿▼⏵⏷]/.test(el.textContent || ''),
-      // In the site's navigation (a menu, a sidebar, the header or footer): a link there opens a page.
-      in_nav: !!closestDeep(el, 'nav, aside, [role=navigation]')
-        || (!!closestDeep(el, 'header, footer, [role=banner], [role=contentinfo]') && !closestDeep(el, 'article, main, section, form, dialog')),
-      danger,
-      payment,
-      amount: amountOf(el),
-      review: !!form && (form.getAttribute('method') || 'get').toLowerCase() !== 'get' && fields.length === 0,
-      editable: fields.length,
-      fields: fields.slice(0, 12).map((f) => ({ label: labelOf(f), type: (f.getAttribute('type') || f.tagName).toLowerCase(), filled: filled(f), secret: isSecret(f) })),
-      bulk: bulk ? bulk.action : null,
-      count: bulk ? bulk.count : null,
-      icon: nameOf(el) ? null : iconOf(el),
-      // Its form or dialog holds a message the user typed (a reply, a post): submitting it sends that.
-      message: !!messageOf(form || dialogOf(el)),
-      // Its form has a ticked box that links to terms, or a required one: submitting it agrees.
-      consent: !!form && [...form.querySelectorAll('input[type=checkbox]')].some((c) => c.checked
-        && (c.required || !!(c.labels && [...c.labels].some((l) => l.querySelector('a[href]'))))),
-    };
-  };
-
-  // What the action commits, as a person checks it on the card, read from the page's structure, not
-  // its words: the dialog that asks (its whole question), the row the control acts on (which of two
-  // "George Adams"), the first lines of a rich-text message; for money actions the order's lines (rows
-  // with a price, with their quantity) and the page's short labelled parts (an <address>, a <dl>, a
-  // section or fieldset under its own heading: delivery, payment). At most 8 lines.
-  const SUMMARY_SKIP = 'nav, header, footer, aside, select, script, style, [aria-hidden=true], [role=navigation]';
-  const commitmentOf = (el, verdict) => {
-    const out = [];
-    const seen = new Set();
-    const add = (label, text) => {
-      const line = clean(text, 160);
-      if (!line || out.length >= 8 || [...seen].some((s) => s.includes(line))) return;
-      seen.add(line);
-      out.push([clean(label, 40), line]);
-    };
-    const dialog = dialogOf(el);
-    if (dialog) add('dialog', textOf(dialog, 160).replace(textOf(el, 60), ' '));
-    const row = closestDeep(el, 'tr, li, [role=row]');
-    if (row) add('row', textOf(row, 160).replace(textOf(el, 60), ' '));
-    const box = dialog || el.form || el.closest('form') || closestDeep(el, 'section, article, [role=region]');
-    const editor = box && box.querySelector('[contenteditable=""], [contenteditable=true], [role=textbox][contenteditable]');
-    if (editor && (editor.innerText || '').trim()) add('message', editor.innerText);
-    if (!MONEY_CATEGORIES.has(verdict.category)) return out;
-    const root = dialog || el.ownerDocument.body;
-    const lines = [...root.querySelectorAll('tr, li, [role=row]')].filter((r) => !r.closest(SUMMARY_SKIP)
-      && !r.querySelector('tr, li, [role=row]') && !r.contains(el) && MONEY.test(r.textContent || ''));
-    for (const line of lines.slice(0, 6)) {
-      const quantity = line.querySelector('input[type=number], input[inputmode=numeric], select');
-      const count = quantity && quantity.tagName === 'SELECT' ? quantity.selectedOptions[0]?.textContent : quantity?.value;
-      add('order', (count ? `${clean(count, 8)} × ` : '') + textOf(line, 150));
-    }
-    if (lines.length > 6) add('order', `and ${lines.length - 6} more lines`);
-    for (const part of root.querySelectorAll('address, dl, section, fieldset, [role=region], [role=group]')) {
-      if (part.closest(SUMMARY_SKIP) || part.contains(el) || part.querySelector('section, fieldset, table, ul, ol')) continue;
-      const heading = part.tagName === 'ADDRESS' ? 'address' : headingOf(part);
-      const text = textOf(part, 260);
-      if (!text || text.length > 240 || (part.tagName !== 'ADDRESS' && part.tagName !== 'DL' && !heading)) continue;
-      add(heading || 'details', heading && text.startsWith(heading) ? text.slice(heading.length) : text);
-    }
-    return out;
-  };
-
-  // What the user would want to see on the card, read when the action is held (after the code typed):
-  // the values of its form (secrets masked, placeholder choices left out) and, for money actions, the
-  // amount of the committing form or its section.
-  const detailsOf = (el, verdict, facts) => {
-    const form = el.form || el.closest('form');
-    const values = [];
-    for (const field of form ? editableFields(form) : []) {
-      if (!filled(field)) continue;
-      const type = (field.getAttribute('type') || '').toLowerCase();
-      const label = labelOf(field);
-      let value = field.tagName === 'SELECT' ? textOf(field.selectedOptions[0], 80) || field.selectedOptions[0]?.textContent : field.value;
-      if (type === 'checkbox' || type === 'radio') value = type === 'radio' ? (labelOf(field) || field.value) : 'ticked';
-      if (isSecret(field)) value = '<masked>';
-      if (clean(value, 80)) values.push([type === 'radio' ? field.name || label : label, clean(value, 80)]);
-    }
-    const amount = MONEY_CATEGORIES.has(verdict.category) ? facts.amount : null;
-    // Only a target that may become a card has its commitment read (the pre-flight checks every target).
-    const details = verdict.destructive || verdict.judge ? commitmentOf(el, verdict) : [];
-    return { values: values.slice(0, 12), amount, count: facts.count, details };
-  };
-
+  // The page's window and its same-origin frames (a frame of another origin has a guard of its own).
   const windows = () => {
     const found = [window];
     for (let i = 0; i < found.length && i < 50; i += 1) {
       for (const frame of found[i].document.querySelectorAll('iframe, frame')) {
-        try { if (frame.contentWindow && frame.contentWindow.document) found.push(frame.contentWindow); } catch (e) { /* cross-origin */ }
+        try { if (frame.contentWindow && frame.contentWindow.document) found.push(frame.contentWindow); } catch (e) { /* another origin */ }
       }
     }
     return found;
   };
+  const stamped = (attr, value) => {
+    for (const win of windows()) {
+      const el = deepQuery(win.document, `[${attr}="${value}"]`);
+      if (el) return el;
+    }
+    return null;
+  };
+
+  // The element under a point of `doc`'s viewport, as the browser hit-tests it: into open shadow roots
+  // and same-origin frames; a frame of another origin answers `descend` (its own guard goes on there).
+  const FRAMES = new Set(['IFRAME', 'FRAME']);
+  const into = (frame, x, y) => {
+    const r = frame.getBoundingClientRect();
+    const style = frame.ownerDocument.defaultView.getComputedStyle(frame);
+    return [x - r.left - frame.clientLeft - parseFloat(style.paddingLeft || 0),
+      y - r.top - frame.clientTop - parseFloat(style.paddingTop || 0)];
+  };
+  const inner = (frame) => {
+    try { return frame.contentDocument; } catch (e) { return null; }
+  };
+  const atPoint = (start, px, py) => {
+    let doc = start;
+    let x = px;
+    let y = py;
+    for (let depth = 0; depth < 12 && doc; depth += 1) {
+      let hit = doc.elementFromPoint(x, y);
+      for (let n = 0; hit && hit.shadowRoot && n < 12; n += 1) {
+        const deeper = hit.shadowRoot.elementFromPoint(x, y);
+        if (!deeper || deeper === hit) break;
+        hit = deeper;
+      }
+      if (!hit || !FRAMES.has(hit.tagName)) return { el: hit };
+      [x, y] = into(hit, x, y);
+      doc = inner(hit);
+      if (!doc) return { descend: { frame: stamp(hit, 'data-bc-frame-at'), point: { x, y } } };
+    }
+    return { el: null };
+  };
+  // The element a key goes to: the focused one, through shadow roots and frames.
+  const atFocus = () => {
+    let doc = document;
+    for (let depth = 0; depth < 12 && doc; depth += 1) {
+      let el = doc.activeElement;
+      while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      if (!el || !FRAMES.has(el.tagName)) return { el };
+      doc = inner(el);
+      if (!doc) return { descend: { frame: stamp(el, 'data-bc-frame-at'), focused: true } };
+    }
+    return { el: null };
+  };
+  const centre = (el, position) => {
+    const r = el.getBoundingClientRect();
+    return position ? [r.left + position.x, r.top + position.y] : [r.left + r.width / 2, r.top + r.height / 2];
+  };
+
+  // ----- what the input would activate ------------------------------------------------------------
+  const KEYS_THAT_ACT = new Set(['Enter', 'NumpadEnter']);
+  const textField = (el) => !!el && (el.isContentEditable || el.tagName === 'TEXTAREA' || (isField(el) && el.tagName !== 'SELECT'
+    && !['checkbox', 'radio', 'file', 'range', 'color'].includes((el.getAttribute('type') || '').toLowerCase()))
+    || el.getAttribute('role') === 'textbox' || el.getAttribute('role') === 'searchbox');
+  const keyName = (key) => String(key || '').split('+').pop();
+  const SUBMITS = 'button[type=submit], button:not([type]), input[type=submit], input[type=image]';
+  // A pointer press on `el`: the control it activates, or null (the page's background, a container).
+  const pressed = (el) => {
+    const target = isField(el) ? el : closestDeep(el, ACTIONABLE) || el;
+    if (target.tagName === 'LABEL' && isField(target.control)) return target.control;
+    const doc = target.ownerDocument;
+    if (target === el && !target.matches(ACTIONABLE) && (target === doc.documentElement || target === doc.body
+      || target.querySelector(`${ACTIONABLE}, form, input, select, textarea`))) return null;
+    return target;
+  };
+  // The button a message field's Enter stands for: its form's submit button, else the first button after
+  // it in its form, dialog or section (a chat composer's "Send").
+  const sendControl = (field) => {
+    const form = field.form || field.closest('form');
+    const submit = form && form.querySelector(SUBMITS);
+    if (submit) return submit;
+    let box = form || closestDeep(field, 'dialog, [role=dialog], section, article, [role=region], footer, aside');
+    for (let up = field.parentElement, n = 0; !box && up && n < 4; up = up.parentElement, n += 1) {
+      if (up.querySelector('button, [role=button], input[type=button]') !== null) box = up;
+    }
+    if (!box) return null;
+    const buttons = [...box.querySelectorAll('button, [role=button], input[type=button], input[type=submit]')];
+    return buttons.find((b) => field.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) || null;
+  };
+  // A key pressed in `el`: Enter submits the form of a one-line field (its default button) or sends a
+  // message field; Enter or Space activates a focused button, link or box; other keys only type.
+  const keyed = (el, key) => {
+    const name = keyName(key);
+    if (KEYS_THAT_ACT.has(name)) {
+      if (textField(el)) {
+        const multiline = el.isContentEditable || el.tagName === 'TEXTAREA';
+        const form = el.form || el.closest('form');
+        if (form && !multiline) return form.querySelector(SUBMITS) || implicitSubmit(form);
+        return sendControl(el);
+      }
+      return closestDeep(el, ACTIONABLE) || (isField(el) ? el : null);
+    }
+    if ((name === ' ' || name === 'Space') && !textField(el)) return closestDeep(el, ACTIONABLE) || (isField(el) ? el : null);
+    return null;
+  };
+  // A form without a submit button is submitted by Enter when it has one text field only.
+  const implicitSubmit = (form) => {
+    const fields = [...form.querySelectorAll('input')].filter((i) => textField(i));
+    return fields.length === 1 ? form : null;
+  };
+  // A drop's target: the nearest control, else the nearest element with a short name of its own.
+  const dropped = (el) => {
+    const control = closestDeep(el, ACTIONABLE);
+    if (control) return control;
+    for (let n = el, up = 0; n && up < 6; n = n.parentElement, up += 1) {
+      const own = n.getAttribute('aria-label') || n.getAttribute('title') || textOf(n, 80);
+      if (own && own.length <= 60) return n;
+    }
+    return el;
+  };
+  // Facts of a form submitted without a button (Enter in its one field): named by its heading.
+  const factsFor = (control) => {
+    if (control.tagName !== 'FORM') return factsOf(control);
+    const facts = factsOf(control);
+    return { ...facts, tag: 'button', role: 'button', type: 'submit', name: F.headingOf(control) || clean(control.getAttribute('aria-label'), 80) };
+  };
+
+  // ----- deciding ---------------------------------------------------------------------------------
+  const allowedBy = (control, facts, allow) => {
+    if (!allow || used.has(allow.token)) return false;
+    const mark = control.getAttribute('data-bc-allow');
+    const byName = (allow.names || []).includes(clean(facts.name, 120).toLowerCase());
+    if ((mark && mark === allow.token) || byName) {
+      used.add(allow.token);
+      for (const win of windows()) {
+        for (const el of win.document.querySelectorAll(`[data-bc-allow="${allow.token}"]`)) el.removeAttribute('data-bc-allow');
+      }
+      return true;
+    }
+    return false;
+  };
+  const tokenOf = (args) => args.token || (args.allow && args.allow.token) || null;
+  // The network policy learns that this action's window opens (only this world has the binding).
+  const signal = (args, how, verdict, facts) => {
+    if (!args.signal || typeof __bcEffect !== 'function') return;
+    __bcEffect(JSON.stringify({ ...args.signal, allowed: how, token: how === 'allow' ? tokenOf(args) : null,
+      category: verdict ? verdict.category : null, name: facts ? clean(facts.name, 80) : null }));
+  };
+  const go = (args, how, verdict, facts, more = {}) => {
+    signal(args, how, verdict, facts);
+    return { ok: true, allowed: how, token: how === 'allow' ? tokenOf(args) : null, category: verdict ? verdict.category : null, ...more };
+  };
+  const POINTER = new Set(['press', 'hover', 'drop', 'wheel', 'drag']);
+  const TYPING = new Set(['fill', 'type']);
+  const typesInto = (kind, key) => TYPING.has(kind) || (kind === 'key' && (keyName(key).length === 1
+    || ['Backspace', 'Delete'].includes(keyName(key))));
+
+  // The receiving element of one input: by its stamp (a locator's element: at its centre for a
+  // pointer), at a point of the page's viewport, or the focused one.
+  const receiver = (args) => {
+    if (args.stamp) {
+      const el = stamped('data-bc-target', args.stamp);
+      if (!el) return { lost: true };
+      el.removeAttribute('data-bc-target');
+      if (!POINTER.has(args.kind)) return { el };
+      const [x, y] = centre(el, args.position);
+      return atPoint(el.ownerDocument, x, y);
+    }
+    if (args.point) return atPoint(document, args.point.x, args.point.y);
+    return atFocus();
+  };
+  const judge = (args, at, kind) => {
+    const control = kind === 'press' || kind === 'drag' ? pressed(at) : kind === 'drop' ? dropped(at)
+      : kind === 'key' || kind === 'type' ? keyed(at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : '')) : null;
+    // A replay after the user's /yes (app code only) opens an approved window even for a plain input.
+    const plain = args.approve ? 'allow' : 'structure';
+    if (!control) return { how: plain };
+    const facts = factsFor(control);
+    if (!facts.name && closedHost(control)) facts.opaque = true;
+    facts.input = kind;
+    const verdict = classify(facts);
+    if (!verdict.destructive && !verdict.judge) return { how: plain, verdict, facts };
+    if (allowedBy(control, facts, args.allow)) return { how: 'allow', verdict, facts };
+    return { control, verdict, facts };
+  };
+  const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
+    && !(el.textContent || '').trim() && el.getClientRects().length > 0;
+  const preflight = (args) => {
+    const found = receiver(args);
+    if (found.lost || found.descend) return found;
+    const at = found.el;
+    if (!at) return go(args, args.approve ? 'allow' : 'structure');
+    if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
+    let kind = args.kind;
+    let drop = null;
+    if (args.kind === 'drag' && args.drop) {
+      drop = receiver({ kind: 'drop', stamp: args.drop.stamp, position: args.drop.position });
+      if (drop.lost || drop.descend) return { lost: true };
+    }
+    const first = judge(args, at, kind);
+    let decided = first;
+    if (drop && drop.el && !first.control) {
+      kind = 'drop';
+      decided = judge(args, drop.el, kind);
+    }
+    // The receiving element (and the drop target) keep the action's id: a replay finds them by it.
+    const id = String(args.recv || `held-${Date.now().toString(36)}-${(stamps += 1)}`);
+    at.setAttribute('data-bc-recv', id);
+    if (drop && drop.el) drop.el.setAttribute('data-bc-drop', id);
+    if (!decided.control) {
+      const more = args.kind === 'upload' ? uploadInto(at) : {};
+      return go(args, decided.how, decided.verdict, decided.facts, more);
+    }
+    decided.control.setAttribute('data-bc-held', id);
+    return { held: { id, kind: args.kind, facts: decided.facts, verdict: decided.verdict, ...detailsOf(decided.control, decided.verdict, decided.facts) } };
+  };
+  // An upload goes into the file input itself, the one a button or label stands for, or onto a drop zone.
+  const uploadInto = (el) => {
+    const isFile = (n) => n && n.tagName === 'INPUT' && (n.getAttribute('type') || '').toLowerCase() === 'file';
+    let input = isFile(el) ? el : isFile(el.control) ? el.control : el.querySelector && el.querySelector('input[type=file]');
+    for (let up = el.parentElement, n = 0; !input && up && n < 4; up = up.parentElement, n += 1) {
+      const found = up.querySelectorAll('input[type=file]');
+      if (found.length === 1) input = found[0];
+    }
+    return input ? { input: stamp(input, 'data-bc-file') } : { drop: true };
+  };
 
   // An address that acts when it is opened (a committing GET): what the guard holds for it, or null.
-  // For an address the page opens (goTo below) and for one the code opens with goto() (op 'address').
-  const addressHeld = (url, doc) => {
-    const facts = { tag: 'a', role: 'link', name: '', href: url, url: doc.location.href, navigation: true,
-      lang: doc.documentElement.lang || null, title: doc.title, context: '' };
+  const addressHeld = (url) => {
+    const facts = { tag: 'a', role: 'link', name: '', href: url, url: location.href, navigation: true,
+      lang: document.documentElement.lang || null, title: document.title, context: '' };
     const verdict = classify(facts);
     if (!verdict.destructive && !verdict.judge) return null;
-    return { kind: 'navigate', url, facts: { ...facts, name: `the address ${url.slice(0, 100)}` }, verdict,
-      values: [], amount: null, count: null, details: [] };
+    return { id: `held-goto-${Date.now().toString(36)}`, kind: 'navigate', url,
+      facts: { ...facts, name: `the address ${url.slice(0, 100)}` }, verdict, values: [], amount: null, count: null, details: [] };
   };
 
-  const install = (win) => {
-    if (win.__bcGuard) return win.__bcGuard;
-    const guard = { armed: false, held: [], allow: null, secretBlocked: 0, passed: null, acted: 0 };
-    win.__bcGuard = guard;
-    const allowed = (target, facts) => {
-      const allow = guard.allow;
-      if (!allow) return false;
-      const token = target.getAttribute('data-bc-allow');
-      const byName = allow.names && allow.names.includes(clean(facts.name, 120).toLowerCase());
-      if ((token && token === allow.token) || byName) {
-        target.removeAttribute('data-bc-allow');
-        guard.allow = null;  // exactly once
-        guard.passed = target;
-        return true;
-      }
-      return false;
-    };
-    // The approved click's own consequences (the form it submits) belong to the same action.
-    const sameAction = (target, kind) => {
-      const passed = guard.passed;
-      if (!passed || kind === 'click') return false;
-      const form = target.tagName === 'FORM' ? target : target.form || target.closest('form');
-      return target === passed || (form !== null && (passed.form === form || passed.closest('form') === form));
-    };
-    // An element whose content lives in a closed shadow root (the event reaches us retargeted to it):
-    // nothing of what was activated inside can be read.
-    const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
-      && !(el.textContent || '').trim() && el.getClientRects().length > 0;
-    const check = (node, kind, event) => {
-      if (!guard.armed || !node || !node.closest) return;
-      // A field (a checkbox, a radio, an input, a select) is what it is, even inside its label; a click
-      // on the label of one only ticks or focuses it (the browser's own click on the field follows,
-      // and is checked as the field).
-      const target = isField(node) ? node : closestDeep(node, ACTIONABLE) || node;
-      if (target.tagName === 'LABEL' && isField(target.control)) return;
-      // A click on the page's background or on a container of controls (between its buttons) is no
-      // action; a plain element that is itself the control (a div with a handler) still is.
-      if (kind === 'click' && target === node && !target.matches(ACTIONABLE) && (target === target.ownerDocument.documentElement
-        || target === target.ownerDocument.body || target.querySelector(`${ACTIONABLE}, form, input, select, textarea`))) return;
-      if (sameAction(target, kind)) return;
-      const facts = factsOf(target);
-      if (!facts.name && closedHost(target)) facts.opaque = true;
-      const verdict = classify(facts);
-      if ((!verdict.destructive && !verdict.judge) || allowed(target, facts)) {
-        guard.acted += 1;  // an action that ran: the call cannot simply be run again
-        return;
-      }
-      event.preventDefault();
-      event.stopImmediatePropagation();
-      if (guard.held.length >= 5) return;
-      const id = `held-${Date.now()}-${guard.held.length}`;
-      target.setAttribute('data-bc-held', id);
-      guard.held.push({ id, kind, facts, verdict, ...detailsOf(target, verdict, facts) });
-    };
-    const goTo = (e) => {
-      const url = String(e.destination.url);
-      const entry = addressHeld(url, win.document);
-      if (!entry) return;
-      const allow = guard.allow;
-      if (allow && allow.names && allow.names.includes(url.toLowerCase())) { guard.allow = null; return; }
-      e.preventDefault();
-      if (guard.held.length >= 5) return;
-      guard.held.push({ id: `held-${Date.now()}-${guard.held.length}`, ...entry });
-    };
-    // The listeners the early script registered at document start, in this isolated world, before any
-    // page script (else, in a document met before the script was there, registered now).
-    const on = win.__bcEarly ? (type, fn) => win.__bcEarly.listen(type, fn)
-      : (type, fn) => (type === 'navigate' ? win.navigation && win.navigation.addEventListener(type, fn) : win.addEventListener(type, fn, true));
-    // The element the event really began at: inside an open shadow root, not the host it is retargeted
-    // to (a closed root keeps its inside hidden: the host it is).
-    const origin = (e) => {
-      const path = e.composedPath ? e.composedPath() : [];
-      return path.find((n) => n && n.nodeType === 1) || e.target;
-    };
-    on('click', (e) => check(origin(e), 'click', e));
-    on('submit', (e) => check(e.submitter || origin(e), 'submit', e));
-    on('beforeinput', (e) => {
-      if (guard.armed && isSecret(e.target)) { e.preventDefault(); guard.secretBlocked += 1; }
-    });
-    // Typing key by key adds to what a field holds (fill() replaces it, with no key events): running
-    // the call again would type it twice.
-    on('keydown', (e) => {
-      if (guard.armed && e.key && e.key.length === 1 && !e.ctrlKey && !e.metaKey) guard.acted += 1;
-    });
-    // A form submission however the code started it (form.submit() of any realm, requestSubmit, Enter):
-    // the navigation the browser is about to perform carries the form's data.
-    on('navigate', (e) => {
-      if (!guard.armed || !e.cancelable || e.hashChange) return;
-      if (e.formData) {
-        const source = e.sourceElement || null;
-        const action = String(e.destination && e.destination.url || '');
-        const form = (source && (source.tagName === 'FORM' ? source : source.form || source.closest('form')))
-          || [...win.document.forms].find((f) => f.action === action || action.startsWith(`${f.action}?`)) || null;
-        const target = source && source.tagName !== 'FORM' ? source
-          : (form && form.querySelector('button[type=submit], button:not([type]), input[type=submit], input[type=image]')) || form;
-        if (target) check(target, 'submit()', e);
-      } else if (!e.sourceElement && e.navigationType !== 'traverse' && e.navigationType !== 'reload') {
-        // An address opened by code (location, window.location.assign...): a link's own click was
-        // checked as a click already.
-        goTo(e);
-      }
-      // The browser had announced the navigation (and the automation waits for it to finish): a
-      // same-document entry for the same URL tells it that none is coming.
-      if (e.defaultPrevented) win.setTimeout(() => win.history.replaceState(win.history.state, '', win.location.href), 0);
-    });
-    return guard;
-  };
-
-  // The values of the secret fields (by what they are, open shadow roots included): the box masks them
-  // in whatever the code returns or throws, however it read them.
-  const secretValues = () => {
-    const found = [];
-    const walk = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && el.value && isSecret(el)) found.push(el.value);
-        if (el.shadowRoot) walk(el.shadowRoot);
-      }
-    };
-    for (const win of all) walk(win.document);
-    return found.slice(0, 50);
-  };
-
-  // Pre-flight: verdicts for numbered targets (`el(N)`) and for names used in locators.
-  const factsFor = (args) => {
-    const out = [];
-    for (const n of args.numbers || []) {
-      let el = null;
-      for (const win of all) { el = deepQuery(win.document, `[data-bc-id="${n}"]`); if (el) break; }
-      if (!el) continue;
-      const target = closestDeep(el, ACTIONABLE) || el;
-      const facts = factsOf(target);
-      const verdict = classify(facts);
-      out.push({ ref: `el(${n})`, facts, verdict, secret: isSecret(el), ...detailsOf(target, verdict, facts) });
-    }
-    for (const name of args.names || []) {
-      // A locator by name: the page's own element with that name when there is one.
-      const found = [...document.querySelectorAll(ACTIONABLE)].find((e) => nameOf(e).toLowerCase() === name.toLowerCase());
-      const facts = found ? factsOf(found.closest(ACTIONABLE) || found)
-        : { tag: 'button', role: 'button', name, context: '', url: location.href, title: document.title };
-      const verdict = classify(facts);
-      out.push({ ref: name, facts, verdict, secret: false, ...(found ? detailsOf(found, verdict, facts) : { values: [], amount: null, count: null, details: [] }) });
-    }
-    return out;
-  };
-
-  // A consent banner that comes up a moment after a load (the page observed before it, or a page the
-  // code just opened) would take the next click: in a young document (its first 15 s) the app closes
-  // it first (banner.js: by structure, never "accept"), before each action of a code call. A look that
-  // found none leaves a watcher: while nothing is added, removed or restyled (the app's own stamps
-  // aside), none has come since and the page is not searched again.
-  // `always`: the observation found one (at any age of the document): the guard closes it.
-  const banner = (always = false) => {
+  // A consent banner that comes up a moment after a load (the page observed before it) would take the
+  // next click: in a young document (its first 15 s) the app looks before each action and has its choice
+  // (banner.js: by structure, never "accept") clicked, checked like any input. A look that found none
+  // leaves a watcher: while nothing is added, removed or restyled, none has come since.
+  const banner = (always) => {
     if (!always && (performance.now() >= 15000 || window.__bcNoBanner)) return null;
-    const name = (__BANNER__)(__COOKIE_WORDS__);
-    if (name) return name;
+    const chosen = (__BANNER__)(__COOKIE_WORDS__, 'element');
+    if (chosen) return { stamp: stamp(chosen, 'data-bc-target'), name: clean(nameOf(chosen), 80) || 'close' };
     const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
       : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
     const watcher = new MutationObserver((records) => {
@@ -501,67 +300,51 @@
     return null;
   };
 
-  let all = [];
-  // The classifier's tables for the page's language are built when the page is idle after the guard came
-  // in (the next call's checks then find them ready), or at their first use if that comes first.
+  // The values of secret fields (open shadow roots included): the app masks them in whatever comes back.
+  const secretValues = () => {
+    const found = [];
+    const walk = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el) && el.value) found.push(el.value);
+        if (el.shadowRoot) walk(el.shadowRoot);
+      }
+    };
+    for (const win of windows()) walk(win.document);
+    return found.slice(0, 50);
+  };
+
   const warm = () => { try { classify({ tag: 'button', role: 'button', name: '', lang: document.documentElement.lang || null }); } catch (e) { /* at first use */ } };
   if (typeof requestIdleCallback === 'function') requestIdleCallback(warm, { timeout: 2000 });
   return (args) => {
-    all = windows();
-    if (args.op === 'arm') {
-      const allow = args.allow || null;
-      for (const win of all) {
-        if (win.__bcEarly && win.__bcEarly.check) win.__bcEarly.check();
-        const guard = install(win);
-        guard.armed = true;
-        guard.held = [];
-        guard.allow = allow;
-        guard.passed = null;
-        guard.secretBlocked = 0;
-        guard.acted = 0;
-        // An approved action's targets carry the one-time token.
-        for (const n of (allow && allow.numbers) || []) {
-          const el = deepQuery(win.document, `[data-bc-id="${n}"]`);
+    switch (args.op) {
+      case 'preflight': return preflight(args);
+      case 'address': {
+        const entry = addressHeld(String(args.url));
+        if (entry && !(args.allow && (args.allow.names || []).includes(String(args.url).toLowerCase()))) return { held: entry };
+        return go(args, entry ? 'allow' : 'structure');
+      }
+      case 'window': return go(args, args.allowed || 'structure', args.category ? { category: args.category } : null, null);
+      case 'allow': {
+        const allow = args.allow;
+        for (const n of allow.numbers || []) {
+          const el = stamped('data-bc-id', String(n));
           if (el) (closestDeep(el, ACTIONABLE) || el).setAttribute('data-bc-allow', allow.token);
         }
-        for (const id of (allow && allow.held) || []) {
-          const el = deepQuery(win.document, `[data-bc-held="${id}"]`);
+        for (const id of allow.held || []) {
+          const el = stamped('data-bc-held', id);
           if (el) el.setAttribute('data-bc-allow', allow.token);
         }
+        return { secrets: secretValues() };
       }
-      // With `banner`, a consent banner in the way closed, with the guard armed (what it clicks is
-      // checked like any click of the call); with `facts`, the pre-flight's verdicts; one round trip.
-      const closed = args.banner ? banner(args.banner === 'always') : null;
-      // With `addresses` (the ones the code opens with goto(), written out in it), what the guard holds
-      // for each, asked ahead in this round trip, with the page's address they were judged from.
-      const addresses = args.addresses && args.addresses.length
-        ? { href: location.href, held: Object.fromEntries(args.addresses.map((u) => [u, addressHeld(String(u), document)])) }
-        : undefined;
-      return { armed: true, secrets: secretValues(), facts: args.facts ? factsFor(args.facts) : undefined, banner: closed, addresses };
-    }
-    if (args.op === 'banner') return banner();
-    if (args.op === 'disarm') {
-      const held = [];
-      let secretBlocked = 0;
-      let acted = 0;
-      for (const win of all) {
-        const guard = win.__bcGuard;
-        if (!guard) continue;
-        guard.armed = false;
-        guard.allow = null;
-        held.push(...guard.held);
-        secretBlocked += guard.secretBlocked;
-        acted += guard.acted || 0;
+      case 'secrets': return { secrets: secretValues() };
+      case 'read': {
+        const el = stamped('data-bc-target', args.stamp);
+        if (el) el.removeAttribute('data-bc-target');
+        return { secret: !el || isSecret(el) };
       }
-      return { held, secretBlocked, acted, secrets: secretValues() };
+      case 'banner': return banner(!!args.always);
+      case 'classify': return classify(args.facts || {});
+      default: return null;
     }
-    if (args.op === 'count') {
-      let n = 0;
-      for (const win of all) n += (win.__bcGuard && win.__bcGuard.armed && win.__bcGuard.held.length) || 0;
-      return n;
-    }
-    if (args.op === 'address') return addressHeld(String(args.url), document);
-    if (args.op === 'classify') return classify(args.facts || {});
-    return null;
   };
 })()

@@ -1,10 +1,11 @@
 """The guard's runtime in the MCP server (F41): what one install call leaves there, and the one-time
 permission a `/yes` gives (`Allow`).
 
-The install call leaves, on the browser context object, the box the model's code runs in (box.py)
-and the guard runtime: guard.js with the classifier (safety/policy.js) and the phrase table, built per
-page language when a document first meets it. The guard lives in an isolated world of each page
-(world.js, early.js); call.js is the app's side of one code call. `browser.guarded` builds the calls.
+The install call leaves, on the browser context object, the box the model's code runs in (box.py,
+facade.js) and the guard runtime: guard.js with the facts it reads (safety/facts.js), the classifier
+(safety/policy.js) and the phrase table, built per page language when a document first meets it. The
+guard lives in an isolated world of each page (world.js); call.js is the app's side of one code call.
+`browser.guarded` builds the calls.
 """
 
 from __future__ import annotations
@@ -24,17 +25,18 @@ from browser_copilot.safety.classifier import (
     policy_template,
     secret_source,
 )
-from browser_copilot.sandbox.box import box_install_lines, globals_policy, membrane_source
+from browser_copilot.sandbox.box import box_install_lines, facade_source
 from browser_copilot.scripts import script_source
 
 
 @cache
 def guard_template() -> str:
-    """guard.js with the classifier, the secret-field test and the consent-banner chooser in it, and
-    `__LEXICON__` left for the phrase table."""
+    """guard.js with the facts, the classifier, the secret-field test and the consent-banner chooser in
+    it, and `__LEXICON__` left for the phrase table."""
     body = script_source("browser_copilot.sandbox", "guard.js")
     return (
-        body.replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js").strip())
+        body.replace("__FACTS__", script_source("browser_copilot.safety", "facts.js").strip())
+        .replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js").strip())
         .replace("__COOKIE_WORDS__", cookie_words())
         .replace("__POLICY__", policy_template())
         .replace("__IS_SECRET__", secret_source())
@@ -82,13 +84,8 @@ def cookie_words() -> str:
 @cache
 def runtime_version() -> str:
     """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
-    parts = (
-        guard_template(),
-        lexicon_json(),
-        membrane_source(),
-        json.dumps(globals_policy()),
-    )
-    # world.js and early.js travel with each call: a change there needs no new install.
+    parts = (guard_template(), lexicon_json(), facade_source())
+    # world.js and call.js travel with each call: a change there needs no new install.
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
 
 
@@ -110,27 +107,19 @@ _RUNTIME_FOR = """
 """
 
 
-def forbidden_pages_code(origins: list[str], foreign: list[str] | None = None) -> str:
-    """Code that tells the guarded calls which origins' tabs the model's code never acts in (the app's
-    own server, the browser's DevTools endpoint: `UrlPolicy.forbidden_origins`, `host:port`), and which
-    tabs (target ids) are other runs' (`TabOwners.others_of`): hidden from the code and never acted in."""
-    return (
-        f"async (page) => {{ page.context().__bcForbidden = {json.dumps(origins)};"
-        f" page.context().__bcForeign = {json.dumps(foreign or [])}; }}"
-    )
-
-
-def runtime_install_code(root: Path) -> str:
+def runtime_install_code(root: Path, before: str = "") -> str:
     """Code that leaves, once per MCP server, the box the model's code runs in (a locked-down realm,
     sandbox/box.py) and the guard runtime (guard, classifier, phrase table) on the browser context
     object; guarded calls then carry only a stub, and put the runtime into a document the first time
-    they meet it there, with the phrase table of the page's language (a few tens of kB, not ~0.5 MB)."""
+    they meet it there, with the phrase table of the page's language (a few tens of kB, not ~0.5 MB).
+    `before`: the app's own statements that need Node's globals (they run before the realm is locked)."""
     return (
         "async (page) => { const c = page.context();\n"
         f"  const template = {json.dumps(guard_template())};\n"
         f"  const table = JSON.parse({json.dumps(lexicon_json())});\n"
         f"  const languageOf = {language_source()};\n"
         f"{_RUNTIME_FOR}"
+        f"{before}"
         f"{box_install_lines(root)}"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"

@@ -19,31 +19,48 @@ What Chromium 156 does, measured (tests/security/test_network.py, bench/network.
   out-of-process frames, dedicated and shared workers.
 - Dedicated workers' requests pause in their page's session; out-of-process iframes and service
   workers have sessions of their own (auto-attached from the page's session, paused until covered).
+- A request paused by this connection is let go by Chrome when the connection closes: a request the
+  effect gate holds is therefore refused at once, never kept paused (effects.py).
+
+Besides the URL policy, every request that may commit something passes the effect gate (effects.py):
+the guard in the page tells this connection, through the `__bcEffect` binding of its isolated world,
+when an input it let go opens its window.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
-import ipaddress
 import json
 import logging
 import re
 import secrets
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import aiohttp
 
-from browser_copilot.config import Settings
 from browser_copilot.errors import NetworkPolicyDown
-from browser_copilot.safety.addresses import url_commits
-from browser_copilot.sandbox.box import MODEL_CODE_URL
+from browser_copilot.safety.addresses import request_commits
 from browser_copilot.sandbox.cdp import CdpConnection, CdpError
+from browser_copilot.sandbox.effects import TAIL_SECONDS, Allowed, EffectGate, HeldRequest
+from browser_copilot.sandbox.urls import (
+    LOOPBACK,
+    NEW_TAB,
+    Refusal,
+    Request,
+    UrlPolicy,
+    blank,
+    is_ip,
+    named_sites,
+    short_url,
+    site_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,112 +68,23 @@ GRACE_SECONDS = 6.0
 """How long after a code call the browser-wide interception stays on: a page keeps the user activation of
 the code's last click for 5 s, long enough for a timer the code left behind to open a popup."""
 
-_SECOND_LEVEL = frozenset(
-    [
-        "co",
-        "com",
-        "net",
-        "org",
-        "gov",
-        "edu",
-        "ac",
-        "or",
-        "ne",
-        "go",
-        "gob",
-        "gouv",
-        "mil",
-        "nic",
-        "ltd",
-        "plc",
-        "sch",
-        "nhs",
-        "gen",
-        "info",
-        "biz",
-    ]
-)
-_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
-_DIGITS = re.compile(r"\d(?:[\d .-]?\d){9,}")
-"""Ten or more digits, allowing single separators: a card, account or phone number."""
-_WORDS = re.compile(r"(?:[A-Za-z]{1,20}|\d{1,6})(?:[-_.+~,](?:[A-Za-z]{1,20}|\d{1,6}))*")
-"""A path segment made of words: a slug like `how-to-cook-rice` or `report_2024.pdf`."""
-_NAMED = re.compile(r"(?<![\w@.-])(?:https?://)?((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,24})\b", re.I)
-_SUBFRAME_SCHEMES = ("http", "https", "about", "data", "blob")
+# ----- the DevTools connection -------------------------------------------------------------------
+
+
+_NETWORK_EVENT = '{"method":"Network.'
+"""How Chromium starts an event of the Network domain: never parsed (Network is on only for the
+WebSocket rules)."""
+_RUNTIME_EVENT = '{"method":"Runtime.'
+_BINDING = '{"method":"Runtime.bindingCalled"'
+"""Of Runtime's events only the guard's binding is read (`__bcEffect`: an input's window opens)."""
+EFFECT_BINDING = "__bcEffect"
+GUARD_WORLD = "__bc_guard"
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _KEPT_REFUSALS = 100
 """Refusals kept until the next code call asks (a page left open refuses its beacons for hours)."""
-_NEW_TAB = ("chrome://newtab", "chrome://new-tab-page", "edge://newtab", "chrome-search://")
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return True
-
-
-def site_of(host: str) -> str:
-    """The site of a host name, approximately its registrable domain: `www.shop.example.co.uk` ->
-    `example.co.uk`, `api.shop.com` -> `shop.com`; an IP address or a one-label name is its own site."""
-    host = host.lower().strip(".").strip("[]")
-    if _is_ip(host):
-        return host
-    labels = host.split(".")
-    if len(labels) <= 2:
-        return host
-    if labels[-2] in _SECOND_LEVEL and len(labels[-1]) == 2:
-        return ".".join(labels[-3:])
-    return ".".join(labels[-2:])
-
-
-def _matches(host: str, domain: str) -> bool:
-    domain = domain.lower().lstrip("*").lstrip(".")
-    return host == domain or host.endswith("." + domain)
-
-
-def carried_data(
-    method: str, url: str, *, body: bool, fragment: str = "", document: bool = False
-) -> str | None:
-    """What data a request carries to its server, or None: a method other than GET/HEAD, a body, a query
-    string, a #fragment on a document (its page can read and send it on), a path segment that holds
-    data (ten digits or more, an @, or more than 32 characters that are not words) or a host name label
-    of more than 32 characters."""
-    if method.upper() not in ("GET", "HEAD"):
-        return f"a {method.upper()} request"
-    if body:
-        return "a request body"
-    parts = urlsplit(url)
-    if parts.query:
-        return "a query string"
-    if document and fragment.strip("#"):
-        return "a #fragment"
-    for segment in unquote(parts.path).split("/"):
-        if "@" in segment or _DIGITS.search(segment):
-            return "data in the path"
-        if len(segment) > 32 and not _WORDS.fullmatch(segment):
-            return "data in the path"
-    if any(len(label) > 32 for label in (parts.hostname or "").split(".")):
-        return "data in the host name"
-    return None
-
-
-def named_sites(text: str) -> set[str]:
-    """The sites a text names as a domain or a URL (`booking.com`, `https://www.ryanair.com/ie`)."""
-    return {site_of(m.group(1)) for m in _NAMED.finditer(text)}
-
-
-def _origin(url: str) -> str:
-    """scheme://host:port of an http(s) address (the port always written), '' for any other."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return ""
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        return ""
-    return f"{scheme}://{(parts.hostname or '').lower()}:{port or (443 if scheme == 'https' else 80)}"
+_SUBFRAME_SCHEMES = ("http", "https", "about", "data", "blob")
+_WAIT_FOR_WINDOW = 0.3
+"""How long a committing request waits for the guard's word about its tab's input (it usually came first)."""
 
 
 def _requested(params: dict[str, Any]) -> str:
@@ -164,227 +92,30 @@ def _requested(params: dict[str, Any]) -> str:
     return short_url(str((params.get("request") or {}).get("url") or ""))
 
 
-def short_url(url: str) -> str:
-    """A URL for a refusal note: scheme, host and the start of the path, never the query's data."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url[:40] + "…"
-    if parts.scheme not in ("http", "https", "ws", "wss"):
-        return url[:60] + ("…" if len(url) > 60 else "")
-    path = parts.path if len(parts.path) <= 40 else parts.path[:40] + "…"
-    return f"{parts.scheme}://{parts.netloc}{path}" + ("?…" if parts.query else "")
-
-
-@dataclass
-class UrlPolicy:
-    """Where the agent's tabs may go and what they may load (F46): http(s) only; BLOCKED_DOMAINS never,
-    with ALLOWED_DOMAINS nothing else; never a forbidden origin (the browser's DevTools endpoint, the
-    app's own server); without a list, no data to a site outside the task (see `judge`). One object per
-    app: the observation's after-the-fact check and the network guard use the same."""
-
-    allowed: tuple[str, ...] = ()
-    """When set, only these domains (and their subdomains)."""
-    blocked: tuple[str, ...] = ()
-    forbidden_origins: list[str] = field(default_factory=list)
-    """`http://host:port` origins no agent tab may load; loopback names count as one host."""
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> UrlPolicy:
-        allowed, blocked = settings.domain_lists
-        return cls(allowed, blocked)
-
-    def forbid(self, url: str) -> None:
-        parts = urlsplit(url)
-        origin = f"{parts.hostname}:{parts.port or (443 if parts.scheme in ('https', 'wss') else 80)}"
-        if origin not in self.forbidden_origins:
-            self.forbidden_origins.append(origin)
-
-    def forbidden(self, url: str) -> bool:
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        try:
-            port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
-        except ValueError:
-            return False
-        for origin in self.forbidden_origins:
-            their_host, _, their_port = origin.rpartition(":")
-            same = host == their_host or (host in _LOOPBACK and their_host in _LOOPBACK)
-            if same and str(port) == their_port:
-                return True
-        return False
-
-    def list_problem(self, host: str) -> str | None:
-        host = host.lower()
-        if any(_matches(host, d) for d in self.blocked):
-            return f"{host} is on the blocked list (BLOCKED_DOMAINS)"
-        if self.allowed and not any(_matches(host, d) for d in self.allowed):
-            return f"{host} is not on the allowed list (ALLOWED_DOMAINS)"
-        return None
-
-    def problem(self, url: str) -> str | None:
-        """None when the agent's tab may show this URL; otherwise why not (checked after actions too)."""
-        if url == "" or _blank(url) or url.startswith("chrome-error://"):
-            return None
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            return f"{parts.scheme}: URLs are not allowed (only http, https and about:blank)"
-        if self.forbidden(url):
-            return f"{parts.netloc} is the browser's DevTools endpoint or the app's own server"
-        return self.list_problem(parts.hostname or "")
-
-    def judge(self, request: Request, sites: set[str]) -> str | None:
-        """Why this request may not leave, or None. `sites`: the task's sites (no list set)."""
-        parts = urlsplit(request.url)
-        scheme = parts.scheme.lower()
-        if scheme in ("data", "blob", "about"):
-            if request.main_frame and scheme == "data":
-                return "a data: URL is never opened as a page"
-            return None
-        if scheme not in ("http", "https", "ws", "wss"):
-            return f"{scheme}: URLs are never loaded"
-        if self.forbidden(request.url):
-            return f"{parts.netloc} is the browser's DevTools endpoint or the app's own server"
-        host = (parts.hostname or "").lower()
-        listed = self.list_problem(host)
-        if listed is not None or self.allowed:
-            return listed
-        site = site_of(host)
-        if site in sites or (request.loading and request.kind != "Document"):
-            return None
-        data = carried_data(
-            request.method,
-            request.url,
-            body=request.body,
-            fragment=request.fragment,
-            document=request.kind == "Document",
-        )
-        if data is not None:
-            return f"it would send data ({data}) to {site}, a site that is not part of this task"
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """A paused request, as the policy sees it."""
-
-    url: str
-    method: str = "GET"
-    body: bool = False
-    fragment: str = ""
-    kind: str = "Other"
-    """CDP resource type: Document, Script, Image, XHR, Fetch, Ping, ..."""
-    main_frame: bool = False
-    """A document for a tab's top-level frame (a navigation of the tab)."""
-    loading: bool = False
-    """The requesting frame's document has not finished loading (its load event has not fired)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A request the guard refused: what (without its data), why, and from which tab."""
-
-    url: str
-    why: str
-    tab: str
-
-
-def refusal_note(refusals: list[Refusal], limit: int = 5) -> str:
-    """The text the model reads after a code call in which requests were refused ('' when none)."""
-    if not refusals:
-        return ""
-    seen: dict[tuple[str, str], int] = {}
-    for refusal in refusals:
-        key = (refusal.url, refusal.why)
-        seen[key] = seen.get(key, 0) + 1
-    lines = []
-    for (url, why), count in list(seen.items())[:limit]:
-        times = f" ({count}×)" if count > 1 else ""
-        lines.append(f"- {url}{times}: {why}")
-    more = len(seen) - limit
-    if more > 0:
-        lines.append(f"- and {more} more")
-    return (
-        "\nRefused by Browser Copilot (nothing was sent):\n"
-        + "\n".join(lines)
-        + "\nAct through the page's controls. A site becomes part of the task when the user names it "
-        "(a domain or URL in their message) or when a tab opens one of its pages without data in the URL."
-    )
-
-
-# ----- the DevTools connection -------------------------------------------------------------------
-
-
-_NETWORK_EVENT = '{"method":"Network.'
-"""How Chromium starts an event of the Network domain: not parsed (see `NetworkGuard._network_event`)."""
-_RUNTIME_EVENT = '{"method":"Runtime.'
-"""Runtime is on only so that stacks follow timers and promises: its events are not read."""
-_WILL_BE_SENT = '{"method":"Network.requestWillBeSent"'
-_REQUEST_ID = re.compile(r'"requestId":"([^"]{1,200})"')
-_SESSION_KEY = '"sessionId":"'
-_STACK_DEPTH = {"maxDepth": 32}
-_READS = frozenset({"GET", "HEAD", "OPTIONS"})
-MODEL_WRITE = (
-    "your code sent it from inside the page (page.evaluate: fetch, XMLHttpRequest, sendBeacon, or a page "
-    "function, timer or event it set off); only the page's own controls send data. Act through "
-    "locators (click, fill, check) so that the guard can check the action"
-)
-"""Why a request the model's page code made is refused (`NetworkGuard._model_made`)."""
-MODEL_LATE = (
-    "your code left it to run after its call had ended (a timer or a handler it set in the page moved "
-    "the tab); act within the call, through locators, or open an address with page.goto(url)"
-)
-MODEL_ELSEWHERE = (
-    "your code moved the tab to another site from inside the page (location, window.open, or a link's "
-    "click() in page.evaluate); open another site's address with page.goto(url)"
-)
-_CALL_TAIL = 0.5
-"""A navigation the code set off as its call returned pauses a moment later: still the call's."""
-_WAIT_FOR_INITIATOR = 0.5
-"""How long a paused request waits for the event that says who made it (it usually came first)."""
-_KEPT_INITIATORS = 4096
-
-
 EventHandler = Callable[[str, dict[str, Any], str | None], Awaitable[None]]
 
 
 class _Connection(CdpConnection):
-    """The guard's DevTools connection: its events go to the guard; Runtime events are skipped and
-    Network events read as text only (they are many)."""
+    """The guard's DevTools connection: its events go to the guard; Runtime events but the guard's
+    binding are skipped, Network events are never parsed (they are many)."""
 
     def __init__(
-        self,
-        http: aiohttp.ClientSession,
-        ws: aiohttp.ClientWebSocketResponse,
-        on_event: EventHandler,
-        on_network: Callable[[str], None] | None,
+        self, http: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse, on_event: EventHandler
     ) -> None:
         super().__init__(http, ws)
         self._on_event = on_event
-        self._on_network = on_network
 
     @classmethod
-    async def open(
-        cls,
-        endpoint: str,
-        on_event: EventHandler,
-        *,
-        on_network: Callable[[str], None] | None = None,
-        timeout: float = 10.0,
-    ) -> _Connection:
+    async def open(cls, endpoint: str, on_event: EventHandler, *, timeout: float = 10.0) -> _Connection:
         http, ws = await cls.connect(endpoint, timeout)
-        connection = cls(http, ws, on_event, on_network)
+        connection = cls(http, ws, on_event)
         connection._start("network-guard")
         return connection
 
     def _skip(self, text: str) -> bool:
         if text.startswith(_RUNTIME_EVENT):
-            return True
-        if text.startswith(_NETWORK_EVENT):
-            if self._on_network is not None:
-                self._on_network(text)
-            return True
-        return False
+            return not text.startswith(_BINDING)
+        return text.startswith(_NETWORK_EVENT)
 
     async def _event(self, method: str, params: dict[str, Any], session: str | None) -> None:
         await self._on_event(method, params, session)
@@ -411,9 +142,7 @@ class _Target:
     covered: bool = False
     """Fetch (and the WebSocket rules) are on in its session."""
     watched: bool = False
-    """Network and Runtime are on in its session: its requests say who made them."""
-    model_made: bool = False
-    """A worker that started while the model's code ran: what it sends, the code sent."""
+    """Network (for the WebSocket rules) and Runtime (for the guard's binding) are on in its session."""
     elsewhere: bool = False
     """A tab another app process opened for a run of its own (a worker beside this one on the same
     browser): its first address carried that process's `RUN_MARK`. Never this guard's."""
@@ -433,11 +162,6 @@ _MARKED = re.compile(r"^about:blank#bc-run=([0-9a-f]+)")
 def run_tab_url() -> str:
     """The address a run's own new tab opens on: blank, with this process's mark."""
     return f"about:blank#bc-run={RUN_MARK}"
-
-
-def _blank(url: str) -> bool:
-    """A blank page, with a fragment too (a run's new window carries its mark there: `RUN_MARK`)."""
-    return url.split("#", 1)[0] == "about:blank"
 
 
 def _opened_elsewhere(url: str) -> bool:
@@ -509,11 +233,9 @@ class NetworkGuard:
         self._refusals: list[Refusal] = []
         self._recent: deque[str] = deque(maxlen=256)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._initiators: OrderedDict[str, bool] = OrderedDict()
-        """Network request id -> the model's page code made it (its initiator stack names that code)."""
-        self._awaited: dict[str, asyncio.Event] = {}
-        self._model_frames: set[str] = set()
-        """Frames the model's page code attached (an iframe it made): what they send, the code sent."""
+        self.effects = EffectGate()
+        self._told: dict[str, asyncio.Event] = {}
+        """The windows of the inputs the guard let go, and the requests held in them (effects.py)."""
         self.paused = 0
         """Requests decided so far (for bench/network.py)."""
         self.closed_tabs = 0
@@ -545,7 +267,7 @@ class NetworkGuard:
         self._endpoint = endpoint
         self.policy.forbid(endpoint)
         try:
-            self._cdp = await _Connection.open(endpoint, self._on_event, on_network=self._network_event)
+            self._cdp = await _Connection.open(endpoint, self._on_event)
             await self._cdp.send("Target.setDiscoverTargets", {"discover": True})
             await self._cdp.send(
                 "Target.setAutoAttach",
@@ -701,6 +423,7 @@ class NetworkGuard:
         """A code call is in flight: every tab is covered (the code can reach any), new tabs are the
         agent's, and the browser-wide interception is on until `GRACE_SECONDS` after the last call."""
         self._calls += 1
+        self.effects.call_began()
         if self._calls == 1:
             self.closed_tabs = 0
         try:
@@ -713,6 +436,7 @@ class NetworkGuard:
             yield
         finally:
             self._calls -= 1
+            self.effects.call_ended()
             if self._calls == 0:
                 self._call_ended = time.monotonic()
                 for target_id in list(self._to_close):
@@ -758,7 +482,7 @@ class NetworkGuard:
         rules: list[dict[str, Any]] = []
         for origin in self.policy.forbidden_origins:
             host, _, port = origin.rpartition(":")
-            hosts = _LOOPBACK - {"::1"} if host in _LOOPBACK else {host}
+            hosts = LOOPBACK - {"::1"} if host in LOOPBACK else {host}
             rules += [{"urlPattern": f"ws{{s}}?://{h}:{port}/*", **_BLOCK_WS} for h in sorted(hosts)]
         for domain in self.policy.blocked:
             rules.append({"urlPattern": f"ws{{s}}?://{{*.}}?{domain.lstrip('*.')}:*/*", **_BLOCK_WS})
@@ -769,7 +493,7 @@ class NetworkGuard:
                 continue  # an IPv6 address: no pattern, its WebSockets stay offline
             # A listed domain covers its subdomains; so does a site of two labels or more (`site_of`),
             # while a one-label site (localhost) or an IP address is only itself.
-            alone = _is_ip(name) or (not listed and "." not in name)
+            alone = is_ip(name) or (not listed and "." not in name)
             host = name if alone else f"{{*.}}?{name}"
             rules.append({"urlPattern": f"ws{{s}}?://{host}:*/*", **_PASS_WS})
         rules.append({"urlPattern": "ws{s}?://*:*/*", **_BLOCK_WS})
@@ -876,20 +600,23 @@ class NetworkGuard:
                 await cdp.post("Runtime.runIfWaitingForDebugger", {}, session)
 
     async def _watch(self, target: _Target, *, wait: bool) -> None:
-        """Network events (who made each request) and stacks that follow timers, promises and events,
-        so that a request keeps the name of the model's page code that set it off (`_network_event`).
-        Runtime's own events are not read. `wait`: the target runs, and must be watched before the code
-        that may reach it does."""
+        """Network on (the WebSocket rules apply only then; its events are never parsed), then Runtime
+        and the guard's binding in its world (Runtime first: a binding added before it is not put into
+        worlds made later), and no prerendering. `wait`: the target runs, and must be watched before the
+        code that may reach it does."""
         cdp, session = self._cdp, target.session
         if cdp is None or session is None or target.watched:
             return
         target.watched = True
+        steps: list[tuple[str, dict[str, Any]]] = [
+            ("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}),
+            ("Runtime.enable", {}),
+            ("Runtime.addBinding", {"name": EFFECT_BINDING, "executionContextName": GUARD_WORLD}),
+        ]
+        if target.kind == "page":
+            steps.append(("Page.setPrerenderingAllowed", {"isAllowed": False}))
         try:
-            for method, params in (
-                ("Network.enable", {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0}),
-                ("Runtime.enable", {}),
-                ("Runtime.setAsyncCallStackDepth", _STACK_DEPTH),
-            ):
+            for method, params in steps:
                 if wait:  # briefly: a target paused by another client answers only once it runs
                     await cdp.send(method, params, session, timeout=1)
                 else:
@@ -944,7 +671,7 @@ class NetworkGuard:
         """A navigation that must not show: a tab the agent opened is closed (at the end of the call),
         any other frame goes to about:blank. A browser's new-tab page only goes blank: that tab may be
         one you opened while the code ran."""
-        if main and target.opened_by_agent and not target.committed and not url.startswith(_NEW_TAB):
+        if main and target.opened_by_agent and not target.committed and not url.startswith(NEW_TAB):
             self._to_close.add(target.id)
             if not self._reaching:
                 self._spawn(self._close_tab(target.id))
@@ -986,7 +713,7 @@ class NetworkGuard:
             target.committed = True
             if not target.agent and not self._reaching and not self._others(target):
                 self.bring_in(target.url)  # the user's own browsing, in a tab of theirs
-        elif self._covered(target) and scheme not in ("about", "chrome-error", "") and not _blank(target.url):
+        elif self._covered(target) and scheme not in ("about", "chrome-error", "") and not blank(target.url):
             # A page that must never show committed (view-source:, or a chrome: page that won the race).
             self._refuse(
                 target, target.url, f"{scheme}: pages are never shown", f"commit:{target.id}:{target.url}"
@@ -1036,8 +763,6 @@ class NetworkGuard:
                 self.bring_in(target.url)  # a tab the user had open when the guard started
         else:  # a shared worker: the agent's when its code made it
             target.agent = target.created_in_call
-        if kind in ("worker", "shared_worker") and target.created_in_call:
-            target.model_made = True
         self._spawn(self._setup(target, waiting=waiting))
 
     async def _detached(self, params: dict[str, Any], session: str | None) -> None:
@@ -1052,27 +777,17 @@ class NetworkGuard:
         frame = str(params.get("frameId"))
         if owner:
             self._frames[frame] = owner
-        stack = params.get("stack")
-        if params.get("parentFrameId") in self._model_frames or (
-            stack and MODEL_CODE_URL in json.dumps(stack)
-        ):
-            self._model_frames.add(frame)
 
     async def _frame_detached(self, params: dict[str, Any], session: str | None) -> None:
         if params.get("reason") != "swap":
             frame = str(params.get("frameId"))
             self._frames.pop(frame, None)
             self._loading.pop(frame, None)
-            self._model_frames.discard(frame)
 
     async def _lifecycle(self, params: dict[str, Any], session: str | None) -> None:
         name = params.get("name")
         if name == "init":
             self._loading[str(params.get("frameId"))] = True
-            target = self._targets.get(self._sessions.get(session or "", ""))
-            if target is not None and target.watched and self._cdp is not None:
-                # A new document may live in a new renderer process, which forgets the stack depth.
-                await self._cdp.post("Runtime.setAsyncCallStackDepth", _STACK_DEPTH, session)
         elif name == "load":
             self._loading[str(params.get("frameId"))] = False
         elif name == "DOMContentLoaded" and self.on_document is not None:
@@ -1092,7 +807,7 @@ class NetworkGuard:
         url, frame = str(params.get("url") or ""), str(params.get("frameId"))
         main = frame == target.id and target.kind == "page"
         scheme = urlsplit(url).scheme.lower()
-        if scheme in ("http", "https", "file") or _blank(url):  # Fetch decides these
+        if scheme in ("http", "https", "file") or blank(url):  # Fetch decides these
             return
         if not main and scheme in _SUBFRAME_SCHEMES:
             return
@@ -1174,16 +889,14 @@ class NetworkGuard:
             # server. The code never acts in that tab (call.js), and what it sends from elsewhere is
             # the code's (below) or another origin's, which the server refuses.
             why = None
-        if why is None and self._asks_who(params, request, kind, main):
-            # What the model's page code may not do itself: send data (a navigation of the guard's own
-            # checking aside), open an address that acts, or move a tab to another site or after its
-            # call. Who made a request comes in a Network event, usually before the pause.
-            network_id = params.get("networkId")
-            unknown = network_id and network_id not in self._initiators and frame not in self._model_frames
-            if unknown and target is not None and target.watched:
-                self._spawn(self._decide_later(params, session, target, str(network_id), main))
+        if why is None and target is not None and self._calls_or_tail():
+            held = self._effect(target, request, kind)
+            if held is None and self._may_wait(target, request):
+                self._spawn(self._decide_when_told(cdp, params, session, target, main))
                 return
-            why = self._model_made(params, target, main)
+            if held is not None:
+                await self._hold(cdp, params, session, target, held, main)
+                return
         await self._settle(cdp, params, session, target, why, main)
 
     async def _settle(
@@ -1209,11 +922,10 @@ class NetworkGuard:
                 self.bring_in(url)
             await cdp.post("Fetch.continueRequest", {"requestId": params.get("requestId")}, session)
             return
-        # A navigation the code made in the page is aborted: the tab stays on its page (an error page
-        # would replace it). Anything else fails as blocked, which is what the code's await reads.
-        reason = "Aborted" if main and why in (MODEL_LATE, MODEL_ELSEWHERE) else "BlockedByClient"
         await cdp.post(
-            "Fetch.failRequest", {"requestId": params.get("requestId"), "errorReason": reason}, session
+            "Fetch.failRequest",
+            {"requestId": params.get("requestId"), "errorReason": "BlockedByClient"},
+            session,
         )
         self._refuse(
             target, url, why, str(params.get("networkId") or f"{frame}:{request.get('method')}:{url}")
@@ -1235,123 +947,138 @@ class NetworkGuard:
         except ValueError:
             return False
         # A blank tab opens it: the user does, between calls (a call's code may not).
-        blank = not self._reaching and (tab.url in ("", "about:blank") or tab.url.startswith(_NEW_TAB))
+        blank = not self._reaching and (tab.url in ("", "about:blank") or tab.url.startswith(NEW_TAB))
         same = (page.hostname, page.port) == (there.hostname, there.port)
         return blank or same
 
+    # ----- the effect gate (effects.py) --------------------------------------------------------------
+
+    def _calls_or_tail(self) -> bool:
+        """A call is in flight, or ended a moment ago: windows may be open."""
+        return self._calls > 0 or time.monotonic() - self._call_ended < TAIL_SECONDS
+
     @staticmethod
-    def _writes(request: dict[str, Any], kind: str) -> bool:
-        """A request that sends something: any method but a read, or a ping (sendBeacon, <a ping>)."""
-        return str(request.get("method") or "GET").upper() not in _READS or kind == "Ping"
+    def _body(request: dict[str, Any]) -> tuple[str, str]:
+        """(body, content type) of a paused request, as far as Chrome hands it over (small bodies)."""
+        headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
+        body = request.get("postData")
+        if not isinstance(body, str):
+            parts = []
+            for entry in request.get("postDataEntries") or []:
+                with contextlib.suppress(ValueError, TypeError):
+                    parts.append(base64.b64decode(str(entry.get("bytes") or "")).decode("utf-8", "replace"))
+            body = "".join(parts)
+        return body, headers.get("content-type", "")
 
-    def _asks_who(self, params: dict[str, Any], request: dict[str, Any], kind: str, main: bool) -> bool:
-        """Whether this request is refused if the model's page code made it: one that sends data (a
-        document's is the guard's, which checks the form in the page), one whose address acts
-        (`url_commits`), or a navigation of a tab (to another site, or after the call)."""
-        if main:
-            return True
-        if kind != "Document" and self._writes(request, kind):
-            return True
-        try:
-            return url_commits(str(request.get("url") or "")) is not None
-        except ValueError:
-            return True
-
-    def _made_by_model(self, params: dict[str, Any], target: _Target | None) -> bool:
-        frame = str(params.get("frameId") or "")
-        network_id = params.get("networkId")
-        if frame in self._model_frames:
-            return True
-        if network_id:
-            return bool(self._initiators.get(str(network_id)))
-        # A worker's request pauses in its page's session without a network id: a worker the code
-        # started is the code's.
-        tab = target.tab if target is not None else ""
-        return any(t.model_made and t.tab == tab for t in self._targets.values())
-
-    def _model_made(self, params: dict[str, Any], target: _Target | None, main: bool) -> str | None:
-        """Why the model's page code may not make this request (None: it did not make it, or it may)."""
-        if not self._made_by_model(params, target):
+    def _effect(self, target: _Target, request: dict[str, Any], kind: str) -> HeldRequest | None:
+        """The effect gate's answer for a request of an agent's tab (None: it may leave)."""
+        if not target.agent:
             return None
-        request = params.get("request") or {}
-        if not main:
-            return MODEL_WRITE
-        if self._calls == 0 and time.monotonic() - self._call_ended > _CALL_TAIL:
-            return MODEL_LATE
-        if params.get("redirectedRequestId"):
-            return None  # the server chose where it goes; the first address was checked
-        url = str(request.get("url") or "")
-        here = self._page_origin(target)
-        if here is not None and _origin(url) != here:
-            return MODEL_ELSEWHERE
-        return None
-
-    def _page_origin(self, target: _Target | None) -> str | None:
-        """The origin of the page a tab shows (of its opener's page for a tab not yet shown)."""
-        seen: set[str] = set()
-        while target is not None and target.id not in seen:
-            seen.add(target.id)
-            if urlsplit(target.url).scheme in ("http", "https"):
-                return _origin(target.url)
-            target = self._targets.get(target.opener or "")
-        return None
-
-    async def _decide_later(
-        self,
-        params: dict[str, Any],
-        session: str | None,
-        target: _Target | None,
-        network_id: str,
-        main: bool,
-    ) -> None:
-        """Wait (briefly) for the event that says who made a paused request, then decide it."""
-        cdp = self._cdp
-        arrived = self._awaited.setdefault(network_id, asyncio.Event())
+        body, content_type = self._body(request)
         try:
-            await asyncio.wait_for(arrived.wait(), _WAIT_FOR_INITIATOR)
-        except TimeoutError:
-            log.debug("network guard: no initiator for %s; decided without it", network_id)
-        finally:
-            self._awaited.pop(network_id, None)
-        if cdp is None or cdp is not self._cdp:
+            return self.effects.decide(
+                target.tab or target.id,
+                method=str(request.get("method") or "GET"),
+                url=str(request.get("url") or ""),
+                body=body,
+                content_type=content_type,
+                document=kind == "Document",
+            )
+        except ValueError:  # an address urllib cannot read: held, not guessed
+            return self.effects.decide(target.tab or target.id, method="DELETE", url="about:blank")
+
+    def _may_wait(self, target: _Target, request: dict[str, Any]) -> bool:
+        """A committing request during a call in a tab whose window is not known yet: the guard's word
+        may still be on its way (it comes on another channel than the request)."""
+        if (
+            not target.agent
+            or self._calls == 0
+            or self.effects.window_of(target.tab or target.id) is not None
+        ):
+            return False
+        body, content_type = self._body(request)
+        with contextlib.suppress(ValueError):
+            method = str(request.get("method") or "GET")
+            return request_commits(method, str(request.get("url") or ""), body, content_type) is not None
+        return True
+
+    async def _decide_when_told(
+        self, cdp: _Connection, params: dict[str, Any], session: str | None, target: _Target, main: bool
+    ) -> None:
+        """Wait briefly for the guard's word about the tab's input, then decide the request again."""
+        tab = target.tab or target.id
+        told = self._told.setdefault(tab, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(told.wait(), _WAIT_FOR_WINDOW)
+        if cdp is not self._cdp:
             return
         try:
-            await self._settle(cdp, params, session, target, self._model_made(params, target, main), main)
+            held = self._effect(target, params.get("request") or {}, str(params.get("resourceType") or ""))
+            if held is not None:
+                await self._hold(cdp, params, session, target, held, main)
+            else:
+                await self._settle(cdp, params, session, target, None, main)
         except Exception:  # never left paused
             log.exception("network policy: deciding %s failed; refused", _requested(params))
             await self._fail_closed(cdp, params, session)
 
-    def _from_model_worker(self, text: str) -> bool:
-        """The event came from the session of a worker the model's code started (a worker's requests
-        name no stack of the page)."""
-        at = text.rfind(_SESSION_KEY)
-        if at < 0:
-            return False
-        session = text[at + len(_SESSION_KEY) :].split('"', 1)[0]
-        target = self._targets.get(self._sessions.get(session, ""))
-        return target is not None and target.model_made
-
-    def _network_event(self, text: str) -> None:
-        """A Network event, as text: a request's initiator stack naming the model's page code marks it
-        (`MODEL_CODE_URL`); nothing else is read."""
-        if not text.startswith(_WILL_BE_SENT):
-            return
-        found = _REQUEST_ID.search(text, 0, 300)
-        if found is None:
-            return
-        request_id = found.group(1)
-        made = (
-            MODEL_CODE_URL in text
-            or self._initiators.get(request_id, False)  # a redirect keeps it
-            or self._from_model_worker(text)
+    async def _hold(
+        self,
+        cdp: _Connection,
+        params: dict[str, Any],
+        session: str | None,
+        target: _Target,
+        held: HeldRequest,
+        main: bool,
+    ) -> None:
+        """Refuse a request the effect gate holds (a tab's own navigation is aborted, so the page stays),
+        and tell the running call, whose code then stops (world.js `__bcToNode`)."""
+        reason = "Aborted" if main else "BlockedByClient"
+        await cdp.post(
+            "Fetch.failRequest", {"requestId": params.get("requestId"), "errorReason": reason}, session
         )
-        self._initiators[request_id] = made
-        self._initiators.move_to_end(request_id)
-        while len(self._initiators) > _KEPT_INITIATORS:
-            self._initiators.popitem(last=False)
-        waiting = self._awaited.get(request_id)
-        if waiting is not None:
-            waiting.set()
+        log.info("network policy held %s %s: %s", held.method, short_url(held.url), held.because)
+        window = self.effects.window_of(target.tab or target.id)
+        tab = self._targets.get(target.tab or target.id)
+        if window is not None and window.context is not None and tab is not None and tab.session is not None:
+            message = json.dumps(json.dumps({"held": held.id}))
+            await cdp.post(
+                "Runtime.evaluate",
+                {
+                    "expression": f"typeof __bcToNode === 'function' && __bcToNode({message})",
+                    "contextId": window.context,
+                },
+                tab.session,
+            )
+
+    def held_requests(self) -> list[HeldRequest]:
+        """The requests the effect gate held since the last time this was asked."""
+        return self.effects.held()
+
+    def issue(self, token: str, how: Allowed) -> None:
+        """A one-time permission the app hands a call: its input's window is `how` (effects.py)."""
+        self.effects.issue(token, how)
+
+    def app_window(self, kind: str, allowed: Allowed) -> None:
+        """The app itself acts in the agent's tab (it answers the page's dialog): a window of its own."""
+        for tab in self._agent_tabs:
+            self.effects.app_window(tab, kind, allowed)
+
+    async def _binding(self, params: dict[str, Any], session: str | None) -> None:
+        """The guard in an agent's tab let an input go: its window opens (effects.py)."""
+        if params.get("name") != EFFECT_BINDING:
+            return
+        target = self._tab_of(session, "")
+        if target is None or not target.agent:
+            return
+        tab = target.tab or target.id
+        context = params.get("executionContextId")
+        self.effects.opened(
+            tab, str(params.get("payload") or ""), int(context) if isinstance(context, int) else None
+        )
+        told = self._told.pop(tab, None)
+        if told is not None:
+            told.set()
 
     _HANDLERS: ClassVar[dict[str, Callable[[NetworkGuard, dict[str, Any], str | None], Awaitable[None]]]] = {
         "Target.targetCreated": _target_created,
@@ -1369,20 +1096,16 @@ class NetworkGuard:
         "Page.javascriptDialogClosed": _dialog_closed,
         "Page.downloadWillBegin": _download_begins,
         "Page.downloadProgress": _download_progress,
+        "Runtime.bindingCalled": _binding,
     }
 
 
 __all__ = [
+    "EFFECT_BINDING",
     "GRACE_SECONDS",
+    "GUARD_WORLD",
     "RUN_MARK",
     "NetworkGuard",
-    "Refusal",
-    "Request",
     "TabOwners",
-    "UrlPolicy",
-    "carried_data",
-    "named_sites",
-    "refusal_note",
     "run_tab_url",
-    "site_of",
 ]

@@ -97,7 +97,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
     prompt = [
         SystemMessage(system_prompt(state, ctx)),
         *history,
-        observation_message(observation, working_state(state, ctx)),
+        observation_message(observation, working_state(state, ctx), state.get("code_shots")),
     ]
     try:
         # Streamed (F62): the text reaches the user as it is written; tool calls only once complete.
@@ -125,7 +125,7 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
         )
     )
     calls = state.get("llm_calls", 0) + 1
-    update: dict[str, object] = {"llm_calls": calls}
+    update: dict[str, object] = {"llm_calls": calls, "code_shots": None}
 
     if not response.tool_calls:
         parsed = parse_textual_calls(str(response.content or ""), tool_names(ctx))

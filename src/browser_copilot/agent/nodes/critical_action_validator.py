@@ -1,10 +1,10 @@
 """`critical_action_validator`: every tool call passes here before it runs (F40, F43, F45, F24).
 
-Code that reaches for Node or the file system is refused here. The pre-flight check of the code's
-targets (live DOM facts, classified in the page) runs in the same browser call as the code, just
-before it (see `tools` and `browser/guarded.py`): a destructive target not yet allowed, or typing into a
-password/OTP/card field, stops it and comes back here as a pending action. Over the step limit, the
-run stops."""
+The model's code needs no check here: it gets only the façade's API (sandbox/facade.js), and each of its
+inputs is judged in the page before it reaches the page (sandbox/guard.js, `agent.code_runs`): a
+destructive target not yet allowed, or typing into a password/OTP/card field, stops it and comes back
+as a pending action. Dialogs, extra servers' tools and memories are checked here. Over the step limit,
+the run stops."""
 
 from __future__ import annotations
 
@@ -26,7 +26,6 @@ from browser_copilot.browser.guarded import types_into
 from browser_copilot.events import Event
 from browser_copilot.safety.classifier import ClassifierUnavailable, classify_many
 from browser_copilot.sandbox.guard import Allow
-from browser_copilot.sandbox.vetting import vet_code
 
 Next = Literal["tools", "human_in_loop", "progress_reporter", "agent"]
 
@@ -223,8 +222,6 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
             }
         elif call_id == state.get("approved_call"):
             continue
-        elif call["name"] == "browser_run_code":
-            pending = vet_code(str(call["args"].get("code", "")))  # the pre-flight runs with the code
         elif call["name"] == "handle_dialog":
             pending = await _check_dialog(state, call, ctx)
         elif ctx.extras.owns(call["name"]):  # an extra MCP server's tool: read-only, or the user confirms

@@ -19,7 +19,7 @@ from browser_copilot.browser.observation import Observation
 from browser_copilot.browser.observation import observe as run_extractor
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
-from browser_copilot.sandbox.network import refusal_note
+from browser_copilot.sandbox.urls import refusal_note
 
 Next = Literal["agent", "strategy_adapter", "progress_reporter", "human_in_loop"]
 _LEAVE = """async (page) => {

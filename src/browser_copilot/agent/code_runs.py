@@ -1,0 +1,334 @@
+"""Running the model's code (F41-F46): the guarded call, what the guard or the effect gate held, the
+safety judge's look at a doubtful input, and the replay of an allowed one, exactly once.
+
+Every input of the code is judged in the page before it reaches the page (sandbox/guard.js); a request
+that commits more than its input was allowed to is held by the network policy (sandbox/effects.py).
+Either way the pending action is one card, made from what would be committed (the control and its form,
+or the request itself), and the user's /yes replays that one input once (`replay_approved`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolCall, ToolMessage
+from langgraph.types import Command
+
+from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.conversation import feedback, is_feedback
+from browser_copilot.agent.nodes.critical_action_validator import (
+    SECRET_REFUSAL,
+    card,
+    describe,
+    steps_since_approval,
+)
+from browser_copilot.agent.signals import classify_error, covering, result_text
+from browser_copilot.agent.state import ActionRecord, AgentState, ObservationState, PendingAction
+from browser_copilot.agent.targets import describe_target, is_acting
+from browser_copilot.agent.tools import browser_run_code
+from browser_copilot.browser.guarded import GuardReport, guard_report, guarded_code, replay_code, targets
+from browser_copilot.browser.observation import parse_dialog
+from browser_copilot.browser.results import CodeResult, Tab
+from browser_copilot.events import Event
+from browser_copilot.sandbox.guard import Allow
+from browser_copilot.sandbox.urls import refusal_note
+
+MAYBE_RAN = (
+    "The user allowed {what}, but the app stopped while it was being done, so it was not run again: it "
+    "may already have happened. Look at the page (or ask the user) to check before doing it again."
+)
+
+
+class ToolPass:
+    """The state of one pass over the pending tool calls."""
+
+    def __init__(self, state: AgentState) -> None:
+        self.state = state
+        self.update: dict[str, Any] = {}
+        self.messages: list[ToolMessage] = []
+        self.steps = state.get("tool_steps", 0)
+        self.total = state.get("total_steps", 0)
+        self.actions: list[ActionRecord] = list(state.get("actions") or [])
+        self.stale = False
+        self.failed_kind = "none"
+        self.invalid = state.get("invalid_actions", 0)
+        self.pending: PendingAction | None = None
+        self.images: list[str] = []
+
+    def working(self) -> dict[str, Any]:
+        return {**self.state, **self.update}
+
+
+async def first_run(ctx: AgentContext, token: str) -> bool:
+    """Record, before it runs, that the approved action `token` runs (`AgentContext.ledger`); False when a
+    run that died had recorded it already: it is not run a second time."""
+    return ctx.ledger is None or not token or await ctx.ledger.claim(token)
+
+
+def user_said(state: AgentState) -> str:
+    """Everything the user wrote in this session (not the app's feedback notes)."""
+    return " ".join(
+        str(m.content)
+        for m in state.get("messages", [])
+        if isinstance(m, HumanMessage) and not is_feedback(m)
+    )
+
+
+def covered_note(code: str, observation: ObservationState) -> str:
+    """Why a click on a covered element failed: what covers it (from the last observation)."""
+    numbers, _ = targets(code)
+    covered = [e for e in observation["elements"] if e["n"] in numbers and e.get("covered")]
+    return "".join(
+        f"\nElement [{e['n']}] was covered by {e['covered']}: close or answer that first." for e in covered
+    )
+
+
+async def _judged(ctx: AgentContext, event: dict[str, Any]) -> dict[str, Any]:
+    """The judge's verdict on a held input the rules call doubtful (the event with it, `by` set)."""
+    (answer,) = await ctx.judge.many([(event["facts"], event["verdict"])])
+    ctx.events(
+        Event(
+            "policy_result",
+            {
+                "judge": answer["by"],
+                "destructive": answer["destructive"],
+                "reason": answer["reason"],
+                "what": describe(event["facts"]),
+            },
+        )
+    )
+    return {**event, "verdict": {**answer, "judge": False}}
+
+
+def _allow_for(event: dict[str, Any], token: str | None = None) -> Allow:
+    """The one-time permission for a held input: its control (by the guard's stamp), or its address."""
+    url = str(event.get("url") or "")
+    names = [url] if event.get("kind") == "navigate" and url else []
+    allow = Allow(names=names, held=[str(event["id"])])
+    return replace(allow, token=token) if token else allow
+
+
+def _held(run: ToolPass, call: ToolCall, event: dict[str, Any]) -> str:
+    """Turn what was held into the single pending action; the text for the model."""
+    facts = event["facts"]
+    what = describe(facts)
+    verdict = event["verdict"]
+    details = card(
+        run.state,
+        what=what,
+        reason=verdict["reason"],
+        category=verdict["category"],
+        values=event.get("values", []),
+        amount=event.get("amount"),
+        code=str(call["args"].get("code", "")),
+        facts=facts,
+        count=event.get("count"),
+        by=verdict.get("by", "rules"),
+        details=event.get("details", []),
+    )
+    run.pending = {
+        "id": str(call.get("id")),
+        "type": "held",
+        "tool": call["name"],
+        "args": call["args"],
+        "question": f"Allow this {verdict['category']} action: {what} on {details['site']}?",
+        "card": details,
+        "held": {
+            "id": event["id"],
+            "kind": event["kind"],
+            "url": event.get("url"),
+            "action": event.get("action"),
+        },
+        "allow": _allow_for(event).to_js(),
+    }
+    if event["kind"] == "request":
+        request = event.get("request") or {}
+        return (
+            f"Held for the user's confirmation: your code's input sent {request.get('method')} "
+            f"{request.get('site')}{request.get('path')}, which {request.get('because')}. The request did "
+            "not leave, and the rest of your code did not run; the user decides."
+        )
+    return (
+        f"Held for the user's confirmation: your code tried to activate {what} "
+        f"({verdict['reason']}). It did not happen, and the rest of your code did not run; the user decides."
+    )
+
+
+def _confirms_allowed_action(run: ToolPass, event: dict[str, Any]) -> bool:
+    """A held action is the site's own confirmation (in a dialog) of the action the user allowed at this
+    step or the one before, of the same category: one card per action."""
+    since = steps_since_approval(run.state, str(event["verdict"].get("category")), run.steps)
+    return since is not None and since <= 1 and bool(event["facts"].get("dialog"))
+
+
+async def _release(ctx: AgentContext, event: dict[str, Any]) -> str:
+    """The judge found a held input ordinary: do it once, as the code meant to."""
+    allow = _allow_for(event)
+    ctx.browser.issue(allow, "judged")
+    replayed = await ctx.browser.run_code(
+        replay_code(str(event["id"]), event.get("action") or {}, allow), timeout=ctx.limits.code_timeout
+    )
+    what = describe(event["facts"])
+    if replayed.ok and guard_report(replayed) is None:
+        return (
+            f"{what} was checked by the safety judge ({event['verdict']['reason']}) and then done. "
+            "The rest of your code did not run: look at the page and continue."
+        )
+    return f"Error: {what} was checked and allowed, but could not be done: {replayed.error or 'held again'}."
+
+
+def _holds(report: GuardReport | None, ctx: AgentContext) -> list[dict[str, Any]]:
+    """What the call's inputs had held: by the guard in the page, then by the effect gate."""
+    held = list(report.held) if report is not None else []
+    return held + [h.to_event() for h in ctx.browser.held_requests()]
+
+
+async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args: browser_run_code) -> str:
+    """The text for the model after running its code (or the pending action it waits on)."""
+    observation = run.state.get("observation")
+    frames = observation["frames"] if observation else {}
+    ctx.browser.name_sites(user_said(run.state))  # sites the user named are part of the task
+    ctx.browser.held_requests()  # what a page held before this call is not this call's
+    allow: Allow | None = None
+    allowed = ""
+    judged: set[str] = set()
+    while True:
+        pacing = ctx.pacing.for_browser(launched=ctx.browser.launched is not None)
+        code = guarded_code(args.code, frames, allow, pacing=pacing)
+        result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
+        report = guard_report(result)
+        holds = _holds(report, ctx)
+        if not holds:
+            break
+        run.failed_kind = "none"
+        event = holds[0]
+        what = describe(event["facts"])
+        carried = _confirms_allowed_action(run, event)
+        if carried:
+            event = {**event, "verdict": {**event["verdict"], "reason": "the site's own confirmation of it"}}
+        elif not event["verdict"].get("judge"):
+            return _held(run, call, event)
+        else:
+            event = await _judged(ctx, event)
+            if event["verdict"]["destructive"]:
+                return _held(run, call, event)
+        if (report is not None and report.acted) or what in judged:
+            # Something already reached the page in this call: running it again would repeat it.
+            return await _release(ctx, event)
+        # Nothing reached the page before the hold: the same code again, with a permission for this input,
+        # so that the rest of it runs and its result arrives (F42: a judged-safe step goes on).
+        judged.add(what)
+        allowed += (
+            f"{what} was done as part of the action the user allowed ({event['verdict']['reason']}). "
+            if carried
+            else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
+        )
+        allow = _allow_for(event, allow.token if allow else None)
+        ctx.browser.issue(allow, "approved" if carried else "judged")
+    if report is not None and report.secret_blocked:
+        run.pending = {
+            "id": str(call.get("id")),
+            "type": "manual",
+            "tool": call["name"],
+            "args": call["args"],
+            "question": "The page asks for a password, one-time code or card details. Please enter "
+            "them yourself in the browser tab, then tell me when you are done.",
+        }
+        return SECRET_REFUSAL
+    return _outcome(run, ctx, call, args, result, allowed)
+
+
+def _outcome(
+    run: ToolPass, ctx: AgentContext, call: ToolCall, args: browser_run_code, result: CodeResult, allowed: str
+) -> str:
+    observation = run.state.get("observation")
+    kind = classify_error(result.error) if not result.ok else "none"
+    run.actions.append(
+        {
+            "tool": call["name"],
+            "target": describe_target(args.code, observation),
+            "acting": is_acting(args.code),
+            "ok": result.ok,
+            "error_kind": kind,
+        }
+    )
+    run.failed_kind = kind
+    text = allowed + result_text(result)
+    if not result.ok and observation is not None:
+        text += covered_note(args.code, observation)
+    if kind == "covered" and "was covered by" not in text:
+        over = covering(result.error)
+        text += f"\nThe element was there, but {over or 'something'} lay on top of it and took the click."
+    if result.notes.get("chooser"):
+        text += (
+            "\nYour input opened the page's file chooser, so the code stopped there; the app closed it."
+            " To upload a file the user named, use the upload_file tool on that element."
+        )
+    dialog = parse_dialog(result)
+    if dialog is not None:
+        text += f'\nA {dialog.kind} dialog is open: "{dialog.message}". Answer it with handle_dialog.'
+        run.failed_kind = "none"
+    for tab in _new_tabs(result, run.state):
+        text += f'\nA new tab opened: {tab.index} "{tab.title}" {tab.url} (switch_tab to work in it).'
+    if result.images:
+        run.images.extend(result.images)
+        text += (
+            f"\nThe screenshot{'s are' if len(result.images) > 1 else ' is'} shown to you below."
+            if ctx.vision
+            else "\nThe screenshot was taken, but this model cannot see images: read the page's text instead."
+        )
+    return text + refusal_note(ctx.browser.refusals())
+
+
+def _new_tabs(result: CodeResult, state: AgentState) -> list[Tab]:
+    if result.tabs is None:
+        return []
+    observation = state.get("observation")
+    known_urls = {str(t[2]) for t in (observation["tabs"] if observation else [])}
+    return [t for t in result.tabs if t.url not in known_urls and not t.current]
+
+
+async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
+    """Perform a held input the user approved, exactly once."""
+    replay = state.get("replay") or {}
+    held, allow_js = replay.get("held", {}), replay.get("allow", {})
+    allow = Allow(
+        names=allow_js.get("names", []), held=allow_js.get("held", []), token=allow_js.get("token", "")
+    )
+    what = replay.get("what", "the action")
+    ok = True
+    if not await first_run(ctx, allow.token):
+        text, ok = MAYBE_RAN.format(what=what), False
+    else:
+        ctx.browser.issue(allow, "approved")
+        program = replay_code(str(held.get("id")), held.get("action") or {}, allow)
+        result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)
+        again = guard_report(result) is not None or bool(ctx.browser.held_requests())
+        ok = result.ok and not again
+        text = (
+            f"The user allowed {what} and it ran (once)."
+            if ok
+            else f"The user allowed {what}, but it could not be done: {result.error or 'it was held again'}."
+        )
+    text += str(replay.get("note") or "")
+    ctx.events(Event("tool_result", {"tool": "replay", "ok": ok, "result": text}))
+    return Command(
+        update={
+            "replay": None,
+            "messages": [feedback(text)],
+            "observation_stale": True,
+            "total_steps": state.get("total_steps", 0) + 1,
+        },
+        goto="agent",
+    )
+
+
+__all__ = [
+    "MAYBE_RAN",
+    "ToolPass",
+    "covered_note",
+    "first_run",
+    "replay_approved",
+    "run_model_code",
+    "user_said",
+]

@@ -1,0 +1,239 @@
+"""The effect gate (F46): one gate at the effect, for every request of the agent's tabs.
+
+Every input of the model's code is judged first by the guard in the page (guard.js); one that may go
+opens a *window* for its tab: the guard tells it here, through a binding only its isolated world has
+(`__bcEffect`), with how the input was allowed — `structure` (the control commits nothing, by what it
+is), `judged` (the safety judge found it ordinary) or `approved` (the user's /yes). Which of the last
+two a window is, this side decides from the one-time tokens it issued (`issue`); a window that names a
+token this side never issued, or spent, counts as `structure`.
+
+A request that commits something (`safety.addresses.request_commits`: a DELETE, an address that acts,
+a write whose path or body names an order, a payment, a message sent...) is *held* when it falls in a
+window that was not approved and whose control was not judged to do that very thing: refused before
+it leaves (fail closed: nothing reaches the site), with a card made from the request itself, and the
+input that caused it is done again, once, if the user says /yes (`HeldRequest.action`). A reload or a
+history step that would send a form again is held the same way. Requests the page sends by itself,
+outside any window (heartbeats, autosave, its analytics), are its own: the model's code cannot cause
+them (it holds no timers, listeners or page code), and asking about them would teach "yes".
+
+A window lasts until the next input of its tab, or `TAIL_SECONDS` after its call ended.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
+
+from browser_copilot.safety.addresses import request_commits
+from browser_copilot.safety.redaction import looks_secret, redact
+
+TAIL_SECONDS = 2.0
+"""How long after its call a window still covers what its input set off (a debounced send)."""
+
+Allowed = Literal["structure", "judged", "approved"]
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_SECRET_KEYS = ("pass", "pwd", "otp", "pin", "cvv", "cvc", "csc", "card", "iban", "token", "secret", "code")
+
+
+@dataclass
+class Window:
+    """The window of one input that the guard let go."""
+
+    id: str
+    tab: str
+    kind: str
+    allowed: Allowed
+    site: str | None = None
+    category: str | None = None
+    name: str | None = None
+    action: dict[str, Any] | None = None
+    context: int | None = None
+    """The guard world's execution context in the tab (to tell the running call, `NetworkGuard`)."""
+    closes: float | None = None
+
+
+@dataclass(frozen=True)
+class HeldRequest:
+    """A request the gate refused, as the card shows it, and the input to do again after a /yes."""
+
+    id: str
+    window: str
+    method: str
+    url: str
+    site: str
+    path: str
+    category: str
+    because: str
+    fields: tuple[tuple[str, str], ...] = ()
+    control: str | None = None
+    action: dict[str, Any] | None = None
+
+    def to_event(self) -> dict[str, Any]:
+        """The held entry as the agent reads it (the shape of the guard's held actions)."""
+        name = f"{self.method} {self.site}{self.path}"
+        return {
+            "id": self.window,
+            "kind": "request",
+            "request": {"method": self.method, "site": self.site, "path": self.path, "because": self.because},
+            "action": self.action,
+            "facts": {
+                "tag": "request",
+                "role": "request",
+                "name": name,
+                "url": self.url,
+                "control": self.control,
+            },
+            "verdict": {
+                "destructive": True,
+                "category": self.category,
+                "reason": f"the request it sent {self.because}",
+                "judge": False,
+            },
+            "values": [list(f) for f in self.fields],
+            "amount": None,
+            "count": None,
+            "details": [["request", f"{self.method} {self.site}{self.path}"]]
+            + ([["after", f'"{self.control}"']] if self.control else []),
+        }
+
+
+def _fields(body: str, content_type: str) -> tuple[tuple[str, str], ...]:
+    """A form's or JSON object's fields, for the card: secrets and personal data masked."""
+    pairs: list[tuple[str, str]] = []
+    text = body[:20_000]
+    if "json" in content_type or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            pairs = [(str(k), json.dumps(v) if not isinstance(v, str) else v) for k, v in data.items()]
+    elif "=" in text:
+        pairs = parse_qsl(text, keep_blank_values=True)
+    out = []
+    for key, value in pairs[:12]:
+        secret = any(s in key.lower() for s in _SECRET_KEYS) or looks_secret(value)
+        out.append((key[:40], "<masked>" if secret else redact(value)[:80]))
+    return tuple(out)
+
+
+class EffectGate:
+    """The windows of the agent's tabs, the tokens this side issued, and the requests it held."""
+
+    def __init__(self) -> None:
+        self._windows: dict[str, Window] = {}
+        self._issued: dict[str, Allowed] = {}
+        self._spent: set[str] = set()
+        self._held: list[HeldRequest] = []
+        self.calls = 0
+
+    def issue(self, token: str, how: Allowed) -> None:
+        """A one-time permission the app hands a call (a user's /yes, or the judge's verdict)."""
+        if token:
+            self._issued[token] = how
+
+    def opened(self, tab: str, payload: str, context: int | None) -> Window | None:
+        """The guard let an input go in `tab` (the binding's payload): its window opens."""
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            return None
+        allowed: Allowed = "structure"
+        token = data.get("token")
+        issued = isinstance(token, str) and token in self._issued and token not in self._spent
+        if data.get("allowed") == "allow" and issued:
+            allowed = self._issued[str(token)]
+            self._spent.add(str(token))
+        action = data.get("action")
+        window = Window(
+            id=data["id"][:80],
+            tab=tab,
+            kind=str(data.get("kind") or "input")[:20],
+            allowed=allowed,
+            site=str(data["site"]) if isinstance(data.get("site"), str) else None,
+            category=str(data["category"]) if isinstance(data.get("category"), str) else None,
+            name=str(data["name"])[:80] if isinstance(data.get("name"), str) else None,
+            action=action if isinstance(action, dict) else None,
+            context=context,
+        )
+        self._windows[tab] = window
+        return window
+
+    def app_window(self, tab: str, kind: str, allowed: Allowed) -> Window:
+        """A window the app opens itself (it answers a page's dialog): until the next input or call end."""
+        window = Window(id=f"app-{secrets.token_hex(4)}", tab=tab, kind=kind, allowed=allowed)
+        self._windows[tab] = window
+        return window
+
+    def call_began(self) -> None:
+        self.calls += 1
+
+    def call_ended(self) -> None:
+        """The call is over: its windows close `TAIL_SECONDS` from now."""
+        self.calls = max(0, self.calls - 1)
+        closes = time.monotonic() + TAIL_SECONDS
+        for window in self._windows.values():
+            if window.closes is None:
+                window.closes = closes
+
+    def window_of(self, tab: str) -> Window | None:
+        window = self._windows.get(tab)
+        if window is None or (window.closes is not None and window.closes < time.monotonic()):
+            return None
+        return window
+
+    def decide(
+        self,
+        tab: str,
+        *,
+        method: str,
+        url: str,
+        body: str = "",
+        content_type: str = "",
+        document: bool = False,
+    ) -> HeldRequest | None:
+        """The held request when this one may not leave, else None (see the module's rule)."""
+        window = self.window_of(tab)
+        if window is None or window.allowed == "approved":
+            return None
+        verb = method.upper()
+        found = request_commits(verb, url, body, content_type)
+        again = (window.action or {}).get("name") in ("reload", "goBack", "goForward")
+        if found is None and again and document and verb not in _READS:
+            found = ("submit", "would send a form again")
+        if found is None:
+            return None
+        category, said = found
+        if window.allowed == "judged" and window.category == category:
+            return None  # the judge looked at the control that does this very thing
+        parts = urlsplit(url)
+        because = said if said.startswith("would") else f"{category}s (“{said}”)"
+        held = HeldRequest(
+            id=secrets.token_hex(6),
+            window=window.id,
+            method=verb,
+            url=url,
+            site=parts.netloc,
+            path=parts.path or "/",
+            category=category,
+            because=because,
+            fields=_fields(body, content_type.lower()),
+            control=window.name,
+            action=window.action,
+        )
+        self._held.append(held)
+        return held
+
+    def held(self) -> list[HeldRequest]:
+        """What was held since the last time this was asked (and forget it)."""
+        drained, self._held = self._held, []
+        return drained
+
+
+__all__ = ["TAIL_SECONDS", "EffectGate", "HeldRequest", "Window"]
