@@ -161,7 +161,8 @@ async def test_no_drops_the_action_and_the_model_is_told(
     assert outcome.stop_reason == "answered"
     assert await page_value(browser_session, "window.__ordered ?? 0") == 0
     assert any(
-        'The user declined button "Place order"; it did not happen' in t for t in feedback_texts(outcome.values)
+        'The user declined button "Place order"; it did not happen' in t
+        for t in feedback_texts(outcome.values)
     )
     assert outcome.values["pending_action"] is None
 

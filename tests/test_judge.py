@@ -207,7 +207,7 @@ async def test_a_judged_safe_step_inside_longer_code_lets_the_rest_of_it_run(
         code(
             "async (page) => { await page.fill('[name=email]', 'a@example.com');"
             " await page.locator('form button').click();"
-            " return 'now at step ' + await page.evaluate(() => window.__step) }"
+            " return 'now at step ' + await page.locator('#at').textContent() }"
         ),
         say("Went on to step 2."),
         judge_model=judge_model,
@@ -232,15 +232,17 @@ async def test_a_judged_safe_step_after_a_click_that_ran_is_done_alone(
     """A click had already run in the call: running it again would repeat it, so the judged step alone is
     done, and the model is told that the rest did not run."""
     judge_model = ScriptedModel(replies=[verdict(False, "safe")])
+    help_button = (
+        "async (page) => { await page.goto(PAGE); await page.evaluate(() => { const b ="
+        " document.createElement('button'); b.textContent = 'Show help';"
+        " b.onclick = () => { window.__help = (window.__help || 0) + 1 }; document.body.prepend(b) }) }"
+    ).replace("PAGE", repr(pages.url("signals-step.html")))
+    assert (await browser_session.run_code(help_button)).ok  # the page's own help button
     runner, _ = make_runner(
         browser_session,
-        code(f"async (page) => {{ await page.goto('{pages.url('signals-step.html')}') }}"),
         code(
-            "async (page) => { await page.evaluate(() => { const b = document.createElement('button');"
-            " b.textContent = 'Show help'; b.onclick = () => { window.__help = (window.__help || 0) + 1 };"
-            " document.body.prepend(b) });"
-            " await page.getByText('Show help').click(); await page.locator('form button').click();"
-            " return 'done' }"
+            "async (page) => { await page.getByText('Show help').click();"
+            " await page.locator('form button').click(); return 'done' }"
         ),
         say("Went on to step 2."),
         judge_model=judge_model,

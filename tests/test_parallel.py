@@ -115,8 +115,8 @@ class Gate:
             return "through"
         if request.path.startswith("/slow"):
             return (
-                "<title>Slow</title><script>fetch('/gate').then((r) => r.text())"
-                ".then((t) => { document.title = t; });</script>"
+                "<title>Slow</title><p id=gate>waiting</p><script>fetch('/gate').then((r) => r.text())"
+                ".then((t) => { document.title = t; document.getElementById('gate').textContent = t; });</script>"
             )
         return f"<title>Page</title><p>{request.path}</p>"
 
@@ -131,8 +131,7 @@ async def test_two_runs_at_once_each_act_in_a_window_of_their_own_and_both_finis
                 "slow": [
                     code(
                         f"async (page) => {{ await page.goto('{site.url('/slow')}');"
-                        " await page.waitForFunction(() => document.title === 'through', null,"
-                        " { timeout: 60000 }) }"
+                        " await page.getByText('through').waitFor({ timeout: 50000 }) }"
                     ),
                     say("Slow done."),
                 ],
@@ -533,18 +532,14 @@ async def test_a_runs_code_neither_sees_nor_acts_in_another_runs_window(
                 await b.goto(site.url("/b-window"))
                 await a.goto(site.url("/a-window"))
                 listed = await a.run_code(
-                    guarded_code(
-                        "async (page) => page.context().pages().map((p) => p.url())", preflight=False
-                    )
+                    guarded_code("async (page) => page.context().pages().map((p) => p.url())")
                 )
                 assert listed.ok, listed.error
                 assert any("/a-window" in url for url in listed.value), listed.value
                 assert not any("/b-window" in url for url in listed.value), listed.value
                 # B's own code still sees and works in its window.
                 own = await b.run_code(
-                    guarded_code(
-                        "async (page) => page.context().pages().map((p) => p.url())", preflight=False
-                    )
+                    guarded_code("async (page) => page.context().pages().map((p) => p.url())")
                 )
                 assert own.ok and any("/b-window" in url for url in own.value), own
                 # However the code looks for it, B's window is not there to act in.
@@ -552,8 +547,7 @@ async def test_a_runs_code_neither_sees_nor_acts_in_another_runs_window(
                     guarded_code(
                         "async (page) => { for (const p of page.context().pages())"
                         " if (p.url().includes('/b-window')) await p.locator('button').click();"
-                        " return 'done' }",
-                        preflight=False,
+                        " return 'done' }"
                     )
                 )
                 assert clicked.ok and clicked.value == "done", clicked

@@ -88,7 +88,9 @@ async def test_a_destructive_input_is_held_before_it_reaches_the_page_and_a_perm
     assert report is not None
     assert [h["verdict"]["category"] for h in report.held] == ["send"]
     assert report.held[0]["facts"]["name"] == "Send"
-    assert report.acted == 1  # the fill before it reached the page; the click did not
+    assert (
+        report.acted == 0
+    )  # the fill reached the page (running it again repeats nothing); the click did not
     assert await value(browser_session, "document.querySelector('[name=subject]').value") == "Hello"
     assert await value(browser_session, "window.__sent ?? 0") == 0
     allow = Allow(numbers=[4])
@@ -227,11 +229,11 @@ OUTSIDE = {
     "process": ("async (page) => process.env", "`process` is not part"),
     "import()": (
         "async (page) => (await import('node:fs')).readFileSync('/etc/passwd')",
-        "The code does not compile",
+        "modules are not available",
     ),
     "a constructor chain": ("async (page) => page.constructor.constructor('return process')()", "is not"),
     "a glued name": ("async (page) => page['constr' + 'uctor']['constructor']('return 1')()", "is not"),
-    "Function": ("async (page) => new Function('return 1')()", "not a valid constructor"),
+    "Function": ("async (page) => new Function('return process.env')()", "`process` is not part"),
     "a file URL": ("async (page) => { await page.goto('file:///etc/passwd') }", "Only http(s) addresses"),
     "a chrome: URL": ("async (page) => { await page.goto('chrome://settings') }", "Only http(s) addresses"),
     "a javascript: URL": (

@@ -56,7 +56,7 @@ def test_a_chat_task_with_a_confirmation_from_start_to_quit(
     # Live progress in plain words (styles may sit around the marks).
     child.expect(r"1 \S*✓\S* Opened 127\.0\.0\.1:\d+/mail\.html")
     child.expect(r"2 \S*✓\S* Typed “<email>” into “To”")  # what was typed, redacted like every stream
-    child.expect("Asked you to confirm the button “Send”")
+    child.expect("Stopped before the button “Send”: it needs your confirmation")
     child.expect("Confirm: send")
     child.expect('button "Send"')
     child.expect("/yes")

@@ -1,7 +1,8 @@
-"""A GET that acts is held like a button (F40, F41): a link whose address commits, an address the code
-opens with `goto()`, `location.href = …` or `location.assign()` written in `evaluate` — the words are
-data (lexicon.json: url_commits, url_commit_keys, url_action_keys), ids in the path are skipped. The
-server counts the requests it really received; an ordinary address still opens at once."""
+"""A GET that acts is held like a button (F40, F41, F46): a link whose address commits, an address the
+code opens with `goto()`, and an address a page's own script opens after an ordinary click (the effect
+gate holds that request) — the words are data (lexicon.json: url_commits, url_commit_keys,
+url_action_keys), ids in the path are skipped. The server counts the requests it really received; an
+ordinary address still opens at once."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
+from browser_copilot.browser.guarded import guard_report, guarded_code
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.sandbox.guard import Allow
-from tests.support.sites import Request, Site
+from tests.support.sites import Request, Site, held_then_allowed
 
 
 def orders(request: Request, port: int) -> str:
@@ -20,6 +20,8 @@ def orders(request: Request, port: int) -> str:
         "<!doctype html><html lang=en><title>Orders</title><h1>Your order 7</h1>"
         "<a id=place href='/checkout/complete'>Place order</a>"
         "<a id=posts href='/posts/123'>Posts</a>"
+        "<button id=tidy onclick=\"location.href = '/list?action=delete&id=3'\">Tidy the list</button>"
+        "<button id=news onclick=\"location.assign('/newsletter/unsubscribe')\">Newsletter</button>"
     )
 
 
@@ -52,14 +54,12 @@ COMMITTING = {
         " await page.goto('HERE/orders/7/cancel', { waitUntil: 'load' }) }",
         "/orders/7/cancel",
     ),
-    "location.href in evaluate": (
-        "async (page) => { await page.evaluate((o) => { location.href = o + '/list?action=delete&id=3' },"
-        " ORIGIN) }",
+    "location.href set by the page's script": (
+        "async (page) => { await page.locator('#tidy').click() }",
         "/list",
     ),
-    "location.assign in evaluate": (
-        "async (page) => { await page.evaluate((o) => location.assign(o + '/newsletter/unsubscribe'),"
-        " ORIGIN) }",
+    "location.assign by the page's script": (
+        "async (page) => { await page.locator('#news').click() }",
         "/newsletter/unsubscribe",
     ),
 }
@@ -72,20 +72,9 @@ async def test_a_get_that_acts_is_held_before_it_is_sent(
     await browser_session.goto(site.url("/orders/7"))
     code, path = COMMITTING[way]
     source = code.replace("ORIGIN", repr(site.url(""))).replace("HERE", site.url("").rstrip("/"))
-    result = await browser_session.run_code(guarded_code(source, None, preflight=False))
-    report = guard_report(result)
-    assert report is not None and report.held, result
-    assert report.held[0]["verdict"]["destructive"]
-    assert site.received("GET", path) == 0
-    # /yes: the address is opened once.
-    held = report.held[0]
-    replayed = await browser_session.run_code(
-        replay_code(held["id"], held["kind"], Allow(held=[held["id"]]), held.get("url"))
-    )
-    assert replayed.ok, replayed.error
-    assert guard_report(replayed) is None
-    if held["kind"] == "navigate" or way.startswith("a link"):
-        assert site.received("GET", path) == 1
+    held = await held_then_allowed(browser_session, source)
+    assert held["verdict"]["destructive"]
+    await site.received_once_more(browser_session, 0, "GET", path)
     site.requests.clear()
 
 

@@ -32,7 +32,7 @@ async def test_a_delete_in_each_new_document_is_held_in_its_own_language(
     await browser_session.run_code(guarded_code("async (page) => 1"))  # the guard has met a document
     gotos = " ".join(f"await page.goto({pages.url(p)!r});" for p in route)
     code = f"async (page) => {{ {gotos} await page.locator('#del').click(); return 'clicked' }}"
-    result = await browser_session.run_code(guarded_code(code, None, preflight=False))
+    result = await browser_session.run_code(guarded_code(code))
     report = guard_report(result)
     assert report is not None and report.held, result
     assert "Удалить" in str(report.held[0]), report.held[0]
@@ -47,11 +47,14 @@ async def test_a_document_that_fakes_the_runtime_before_the_guess_still_gets_the
     the name in its own world changes nothing there."""
     await browser_session.goto(pages.url(RUSSIAN))
     await browser_session.run_code(guarded_code("async (page) => 1"))
-    code = (
-        f"async (page) => {{ await page.goto({pages.url(RUSSIAN + '?fake=1')!r});"
-        " await page.evaluate(() => { window.__bcRuntime = () => ({ held: [] }); });"
-        " await page.locator('#del').click(); return 'clicked' }"
+    await browser_session.run_code(
+        guarded_code(f"async (page) => {{ await page.goto({pages.url(RUSSIAN + '?fake=1')!r}) }}")
     )
-    result = await browser_session.run_code(guarded_code(code, None, preflight=False))
+    # The page's own script defines the name (in its world).
+    await browser_session.run_code(
+        "async (page) => page.evaluate(() => { window.__bcRuntime = () => ({ held: [] }); })"
+    )
+    code = "async (page) => { await page.locator('#del').click(); return 'clicked' }"
+    result = await browser_session.run_code(guarded_code(code))
     report = guard_report(result)
     assert report is not None and report.held, result

@@ -1,11 +1,10 @@
-"""The guard cannot be switched off by the page, nor walked around by the code (F41).
+"""The guard cannot be switched off by the page, nor walked around by the code (F41, F45).
 
-The guard lives in an isolated world of its own, registered before any page script runs: a page that
-pre-defines its names, replaces `addEventListener`, `click`, `submit`, `confirm` or
-`Function.prototype.toString`, or stops every event first, changes nothing that is held. A form
-submitted by any means (another realm's `HTMLFormElement.prototype.submit`, `requestSubmit`, Enter,
-a click) is held at the navigation the browser is about to perform. The shop's server counts the
-orders it really received."""
+The guard judges each input before it is sent, in an isolated world of its own, from what lies under
+the point the pointer will press or what the key goes to: a page that pre-defines its names, replaces
+`addEventListener`, `click`, `submit`, `confirm`, `setAttribute` or `Function.prototype.toString`, or
+stops every event first, changes nothing that is held (the page never sees an input of a held action,
+so it cannot let one through either). The shop's server counts the orders it really received."""
 
 from __future__ import annotations
 
@@ -38,6 +37,11 @@ HOSTILE = {
         "window.addEventListener('DOMContentLoaded', () => { const html = document.documentElement.outerHTML;"
         " document.open(); document.write(html.replace(/<script>.*?<\\/script>/s, '')); document.close(); });"
     ),
+    "stamps refused": (
+        "const set = Element.prototype.setAttribute;"
+        " Element.prototype.setAttribute = function (n, v) {"
+        " if (!String(n).startsWith('data-bc')) set.call(this, n, v) };"
+    ),
     "methods replaced": (
         "HTMLFormElement.prototype.submit = HTMLFormElement.prototype.submit;"
         " const real = HTMLFormElement.prototype.requestSubmit;"
@@ -50,20 +54,18 @@ HOSTILE = {
 WAYS = {
     "a click": "async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }",
     "Enter in the form": "async (page) => { await page.getByLabel('Note').press('Enter') }",
-    "requestSubmit()": (
-        "async (page) => { await page.evaluate(() => document.getElementById('pay').requestSubmit()) }"
+    "the mouse at its centre": (
+        "async (page) => { const b = await page.locator('#place').boundingBox();"
+        " await page.mouse.click(b.x + b.width / 2, b.y + b.height / 2) }"
     ),
-    "form.submit() of the page": (
-        "async (page) => { await page.evaluate(() => document.getElementById('pay').submit()) }"
+    "Enter on the focused button": (
+        "async (page) => { await page.locator('#place').focus(); await page.keyboard.press('Enter') }"
     ),
-    "submit() taken from a fresh iframe's realm": (
-        "async (page) => { await page.evaluate(() => { const f = document.createElement('iframe');"
-        " document.body.append(f); f.contentWindow.HTMLFormElement.prototype.submit"
-        ".call(document.getElementById('pay')) }) }"
+    "Space on the focused button": (
+        "async (page) => { await page.locator('#place').focus(); await page.keyboard.press(' ') }"
     ),
-    "a click dispatched by page code": (
-        "async (page) => { await page.evaluate(() => document.getElementById('place')"
-        ".dispatchEvent(new MouseEvent('click', { bubbles: true }))) }"
+    "a newline typed into the form": (
+        "async (page) => { await page.getByLabel('Note').pressSequentially('y\\n') }"
     ),
 }
 
@@ -95,7 +97,7 @@ def shop_url(shop: Site, hostile: str) -> str:
 async def open_shop(session: BrowserSession, shop: Site, hostile: str) -> None:
     # The guard has seen this tab before (an earlier test, or this line's first call), so the page's
     # document is a new one, with the early script in first.
-    await session.run_code(guarded_code("async (page) => 1", None, preflight=False))
+    await session.run_code(guarded_code("async (page) => 1"))
     await session.goto(shop_url(shop, hostile))
 
 
@@ -106,10 +108,14 @@ async def test_an_order_is_held_whatever_the_page_does_to_the_guard(
 ) -> None:
     await open_shop(browser_session, shop, hostile)
     before = shop.received("POST")
-    result = await browser_session.run_code(guarded_code(WAYS[way], None, preflight=False))
+    result = await browser_session.run_code(guarded_code(WAYS[way]))
     report = guard_report(result)
-    assert report is not None and report.held, result
-    assert report.held[0]["verdict"]["destructive"] or report.held[0]["verdict"].get("judge")
+    if hostile == "stamps refused" and report is None:
+        # A page that refuses the stamps hides its elements from the guard: nothing is sent (fail closed).
+        assert not result.ok and "could not be checked" in (result.error or ""), result
+    else:
+        assert report is not None and report.held, result
+        assert report.held[0]["verdict"]["destructive"] or report.held[0]["verdict"].get("judge")
     title = await browser_session.run_code(
         "async (page) => await page.evaluate(() => document.title)", idempotent=True
     )
@@ -120,5 +126,5 @@ async def test_an_order_is_held_whatever_the_page_does_to_the_guard(
 async def test_a_held_submission_runs_once_after_yes(browser_session: BrowserSession, shop: Site) -> None:
     await open_shop(browser_session, shop, "every event stopped first")
     before = shop.received("POST")
-    await held_then_allowed(browser_session, WAYS["submit() taken from a fresh iframe's realm"])
+    await held_then_allowed(browser_session, WAYS["Enter in the form"])
     await shop.received_once_more(browser_session, before)

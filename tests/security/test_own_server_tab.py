@@ -1,8 +1,9 @@
-"""A tab of the app's own server (or of the browser's DevTools endpoint) is the user's: the model's code
-never acts there, however it reaches it (issue: the agent approved its own card through `serve`'s page
-open in the browser it drives). The tab here is opened by the *user* (through DevTools' own HTTP
-endpoint, outside any code call); its origin is on the session's forbidden list, as `serve` puts its
-own addresses there."""
+"""The user's tabs — a tab of the app's own server above all (the agent approved its own card through
+`serve`'s page open in the browser it drives) — do not exist for the model's code: `pages()` lists the
+session's own tabs only, and a tab of the app's server (or of the browser's DevTools endpoint) never
+becomes the session's. The tab here is opened by the *user* (through DevTools' own HTTP endpoint,
+outside any code call); its origin is on the session's forbidden list, as `serve` puts its own
+addresses there. A user's tab becomes the session's only through the app's own `switch_tab`."""
 
 from __future__ import annotations
 
@@ -63,12 +64,9 @@ async def test_the_code_never_acts_in_a_tab_of_the_apps_own_server(
                 "async (page) => { const tab = page.context().pages().find((p) =>"
                 f" p.url().includes(':{own_server.port}/'));"
                 f" if (!tab) return 'no tab'; {WAYS[way]}; return 'acted' }}",
-                None,
-                preflight=False,
             )
         )
-        assert not result.ok, result.value
-        assert "Browser Copilot's own page" in (result.error or "")
+        assert result.ok and result.value == "no tab", result
         assert own_server.received("POST", "/answer") == 0
     finally:
         browser_session.url_policy.forbidden_origins.remove(f"127.0.0.1:{own_server.port}")
@@ -78,26 +76,33 @@ async def test_the_code_never_acts_in_a_tab_of_the_apps_own_server(
         )
 
 
-async def test_a_tab_on_another_port_of_the_same_host_is_not_refused(
+async def test_a_users_tab_becomes_the_sessions_only_through_switch_tab(
     browser_session: BrowserSession, session_browser: LaunchedBrowser, own_server: Site
 ) -> None:
-    """The positive control: the same page on an origin that is not the app's is acted on."""
+    """The positive control: the same page on an origin that is not the app's, once the app's own
+    `switch_tab` made it the agent's tab, is acted on."""
     url = own_server.url("/?token=abc")
     users_tab(session_browser, url)
     await async_wait_until(lambda: own_server.received("GET", "/?token"), what="the user's tab to load")
+    msg = "page.locator('#msg')"
+    fill = f"async (page) => {{ await {msg}.fill('hello'); return {msg}.inputValue() }}"
     try:
-        result = await browser_session.run_code(
-            guarded_code(
-                "async (page) => { const tab = page.context().pages().find((p) =>"
-                f" p.url().includes(':{own_server.port}/')); await tab.locator('#msg').fill('hello');"
-                " return tab.locator('#msg').inputValue() }",
-                None,
-                preflight=False,
-            )
+        unseen = await browser_session.run_code(
+            guarded_code("async (page) => page.context().pages().map((p) => p.url()).join(' ')")
         )
-        assert result.ok, result.error
-        assert result.value == "hello"
+        assert unseen.ok and f":{own_server.port}/" not in unseen.value
+        tabs = await browser_session.tabs()
+        mine = next(t for t in tabs if t.current)
+        theirs = next(t for t in tabs if f":{own_server.port}/" in t.url)
+        _, failed = await browser_session.select_tab(theirs.index)
+        assert not failed
+        result = await browser_session.run_code(guarded_code(fill))
+        assert result.ok and result.value == "hello", result
     finally:
+        tabs = await browser_session.tabs()
+        back = next((t for t in tabs if t.url == mine.url and not t.current), None)
+        if back is not None:
+            await browser_session.select_tab(back.index)
         await browser_session.run_code(
             "async (page) => { for (const p of page.context().pages())"
             f" if (p.url().includes(':{own_server.port}/')) await p.close(); }}"

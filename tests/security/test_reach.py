@@ -1,7 +1,7 @@
-"""Every page the code can reach is guarded (F41): a frame of another origin (reached by a CSS
-locator or a frame locator), a tab the code opens with `context().newPage()`, a popup from
-`window.open`, a tab found in `context().pages()`. In each, the order is held and the shop's server
-receives nothing."""
+"""Every page the code can reach is guarded (F41): a frame of another origin (reached by a frame
+locator, by a click at its coordinates, by the keyboard), a tab the code opens with
+`context().newPage()`, the page's popup, a tab found in `context().pages()`. In each, the order is held
+and the shop's server receives nothing."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def shop_pages(request: Request, port: int) -> str:
     if request.path.startswith("/embed"):
         return (
             "<!doctype html><title>Blog</title><h1>A blog</h1>"
+            f"<button id=open onclick=\"window.open('http://127.0.0.1:{port}/checkout')\">"
+            "Open the shop</button>"
             f"<iframe id=shop src='http://localhost:{port}/checkout' width=400></iframe>"
         )
     return ORDER_FORM
@@ -42,9 +44,13 @@ WAYS = {
     "a CSS locator into a cross-origin frame": (
         "async (page) => { await page.frameLocator('#shop').locator('#place').click() }"
     ),
-    "the frame object of a cross-origin frame": (
-        "async (page) => { const f = page.frames().find((f) => f.url().includes('localhost'));"
-        " await f.locator('#place').click() }"
+    "the mouse at the button inside a cross-origin frame": (
+        "async (page) => { const b = await page.frameLocator('#shop').locator('#place').boundingBox();"
+        " await page.mouse.click(b.x + b.width / 2, b.y + b.height / 2) }"
+    ),
+    "the keyboard after a focus inside a cross-origin frame": (
+        "async (page) => { await page.frameLocator('#shop').locator('#place').focus();"
+        " await page.keyboard.press('Enter') }"
     ),
     "Enter on the button in a cross-origin frame": (
         "async (page) => { await page.frameLocator('#shop').locator('#place').press('Enter') }"
@@ -53,15 +59,15 @@ WAYS = {
         "async (page) => { const p = await page.context().newPage(); await p.goto(SHOP);"
         " await p.locator('#place').click() }"
     ),
-    "a popup from window.open": (
+    "the page's popup": (
         "async (page) => { const [p] = await Promise.all([page.waitForEvent('popup'),"
-        " page.evaluate((u) => window.open(u), SHOP)]); await p.waitForLoadState();"
+        " page.locator('#open').click()]); await p.waitForLoadState();"
         " await p.locator('#place').click() }"
     ),
     "a tab found in context().pages()": (
         "async (page) => { const p = await page.context().newPage(); await p.goto(SHOP);"
         " const found = page.context().pages().find((x) => x.url() === SHOP);"
-        " await found.evaluate(() => document.getElementById('pay').submit()) }"
+        " await found.locator('#place').press('Enter') }"
     ),
 }
 
@@ -82,7 +88,7 @@ async def test_an_order_anywhere_the_code_reaches_is_held(
     before = shop.received("POST")
     source = WAYS[way].replace("SHOP", repr(shop.url("/checkout")))
     try:
-        result = await browser_session.run_code(guarded_code(source, None, preflight=False))
+        result = await browser_session.run_code(guarded_code(source))
         report = guard_report(result)
         assert report is not None and report.held, result
         assert report.held[0]["verdict"]["category"] == "order"
@@ -123,7 +129,7 @@ async def test_a_button_in_a_closed_shadow_root_is_not_activated_unseen(
 ) -> None:
     await browser_session.goto(shop.url("/embed"))
     assert (await browser_session.run_code(f"async (page) => {{ await page.setContent({CLOSED!r}) }}")).ok
-    result = await browser_session.run_code(guarded_code(way, None, preflight=False))
+    result = await browser_session.run_code(guarded_code(way))
     report = guard_report(result)
     assert report is not None and report.held, result
     assert report.held[0]["verdict"].get("judge") or report.held[0]["verdict"]["destructive"]

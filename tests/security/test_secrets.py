@@ -1,10 +1,11 @@
-"""Secrets never leave the page (F47): the values of secret fields (found by what the field is) are
-masked in whatever the model's code returns or throws, however it read them; card numbers (Luhn),
-valid IBANs and key shapes in page text and code results are masked for the model, all the way to
-the model's prompt and the checkpoint.
+"""Secrets never leave the page (F47): the value of a secret field (found by what the field is) is not
+readable by the model's code through any read of the API, in any tab or frame, and the values the page
+holds are masked in whatever the code returns or throws; card numbers (Luhn), valid IBANs and key shapes
+in page text and code results are masked for the model, all the way to the model's prompt and the
+checkpoint.
 
 Each way of reading is an attacker's: a pre-filled password read back through another API, encoded,
-from a frame of another origin, after clearing the field."""
+from a frame of another origin, through the page's own shortcuts, or through APIs that are absent."""
 
 from __future__ import annotations
 
@@ -35,41 +36,30 @@ FORM = (
 
 READS = {
     "inputValue()": "async (page) => await page.locator('#pw').inputValue()",
-    "evaluate(() => input.value)": (
-        "async (page) => await page.evaluate(() => document.querySelector('#pw').value)"
-    ),
-    "locator.evaluate": "async (page) => await page.locator('#pw').evaluate((e) => e.value)",
-    "$eval": "async (page) => await page.$eval('#pw', (e) => e.value)",
-    "evaluateHandle + jsonValue": (
-        "async (page) => await (await page.evaluateHandle(() => document.querySelector('#pw').value))"
-        ".jsonValue()"
-    ),
     "getAttribute('value')": "async (page) => await page.locator('#pw').getAttribute('value')",
-    "page.content()": "async (page) => await page.content()",
-    "inside an object": (
-        "async (page) => ({ fields: await page.$$eval('input', (all) => all.map((e) => [e.id, e.value])) })"
+    "getAttribute('VALUE')": "async (page) => await page.locator('#pw').getAttribute('VALUE')",
+    "the page's shortcut": "async (page) => await page.inputValue('#pw')",
+    "every field in turn": (
+        "async (page) => { const out = []; for (const f of await page.locator('input').all())"
+        " out.push(await f.inputValue()); return out }"
     ),
-    "base64": "async (page) => btoa(await page.locator('#pw').inputValue())",
+    "every field's value attribute": (
+        "async (page) => Promise.all((await page.locator('input').all()).map((f) => f.getAttribute('value')))"
+    ),
+    "a label's locator": "async (page) => await page.getByLabel('Password').inputValue()",
+    "the form's text": "async (page) => await page.locator('form').innerText()",
     "reversed": "async (page) => (await page.locator('#pw').inputValue()).split('').reverse().join('')",
-    "hex": (
-        "async (page) => [...(await page.locator('#pw').inputValue())]"
-        ".map((c) => c.charCodeAt(0).toString(16).padStart(2, '0')).join('')"
-    ),
-    "character codes": (
-        "async (page) => [...(await page.locator('#pw').inputValue())].map((c) => c.charCodeAt(0))"
-    ),
-    "URL-encoded": "async (page) => encodeURIComponent(await page.locator('#pw').inputValue())",
     "in a thrown error": (
         "async (page) => { throw new Error('found ' + await page.locator('#pw').inputValue()) }"
     ),
-    "after clearing the field": (
-        "async (page) => await page.evaluate(() => { const f = document.querySelector('#pw');"
-        " const v = f.value; f.value = ''; return v })"
-    ),
+    "evaluate (absent)": "async (page) => await page.evaluate(() => document.querySelector('#pw').value)",
+    "locator.evaluate (absent)": "async (page) => await page.locator('#pw').evaluate((e) => e.value)",
+    "page.content() (absent)": "async (page) => await page.content()",
+    "innerHTML (absent)": "async (page) => await page.locator('form').innerHTML()",
     "the one-time code": "async (page) => await page.locator('#otp').inputValue()",
     "the card field": "async (page) => await page.locator('#card').inputValue()",
 }
-
+UNREAD = ("<masked>", "<card>", "is not readable", "is not part of the browser API here")
 ENCODED = [
     PASSWORD,
     PASSWORD[::-1],
@@ -83,7 +73,7 @@ ENCODED = [
 
 
 async def in_box(session: BrowserSession, source: str) -> Any:
-    result = await session.run_code(guarded_code(source, None, preflight=False))
+    result = await session.run_code(guarded_code(source))
     return repr(result.value) + repr(result.error)
 
 
@@ -103,7 +93,7 @@ async def test_a_secret_fields_value_never_comes_back_however_it_is_read(
     seen = await in_box(browser_session, READS[way])
     for form in ENCODED:
         assert form not in seen, (way, seen)
-    assert "<masked>" in seen or "<card>" in seen, seen
+    assert way == "the form's text" or any(u in seen for u in UNREAD), seen
 
 
 async def test_the_users_own_details_stay_readable(
@@ -134,7 +124,7 @@ async def test_a_secret_in_a_frame_of_another_origin_never_comes_back(
             browser_session, "async (page) => await page.frameLocator('iframe').locator('input').inputValue()"
         )
         assert FRAME_SECRET not in seen
-        assert "<masked>" in seen
+        assert "is not readable" in seen
 
 
 async def test_card_numbers_ibans_and_keys_in_page_text_never_reach_the_model(

@@ -189,19 +189,15 @@ OPEN_THE_SERVER = """async (page) => {
   const tab = await page.context().newPage();
   const loaded = await tab.goto(%(server)s + '/', { waitUntil: 'load' })
     .then((r) => 'loaded ' + (r && r.status()), (e) => 'refused: ' + String(e.message || e).slice(0, 120));
-  const planted = await tab.evaluate(() => {
-    setInterval(() => {
-      for (const b of document.querySelectorAll('.card button.allow')) { b.disabled = false; b.click(); }
-    }, 300);
-    return location.href;
-  }).catch((e) => 'not planted: ' + String(e.message || e).slice(0, 120));
-  return { loaded, planted };
+  const clicked = await tab.locator('.card button.allow').click({ timeout: 1000 })
+    .then(() => 'clicked', (e) => 'not clicked: ' + String(e.message || e).slice(0, 120));
+  return { loaded, clicked };
 }"""
 
 IN_THE_USERS_TAB = """async (page) => {
   const theirs = page.context().pages().find((p) => p.url().startsWith(%(server)s));
   if (!theirs) return 'no server tab';
-  return await theirs.evaluate(() => {
+  return await (theirs.evaluate || (() => Promise.reject(new Error('no evaluate'))))(() => {
     window.__tries = 0; window.__replies = [];
     setInterval(() => {
       window.__tries += 1;

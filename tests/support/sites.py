@@ -92,7 +92,10 @@ async def held_then_allowed(session: BrowserSession, code: str) -> dict[str, Any
     gate); then the user's `/yes`: the held input runs once, and is not held again. The held event."""
     session.held_requests()
     report = guard_report(await session.run_code(guarded_code(code)))
-    held_list = [*(report.held if report is not None else []), *(h.to_event() for h in session.held_requests())]
+    held_list = [
+        *(report.held if report is not None else []),
+        *(h.to_event() for h in session.held_requests()),
+    ]
     assert held_list, "nothing was held"
     held = held_list[0]
     url = str(held.get("url") or "")

@@ -108,7 +108,7 @@ def _allow_for(event: dict[str, Any], token: str | None = None) -> Allow:
     return replace(allow, token=token) if token else allow
 
 
-def _held(run: ToolPass, call: ToolCall, event: dict[str, Any]) -> str:
+def hold_for_user(run: ToolPass, call: ToolCall, event: dict[str, Any]) -> str:
     """Turn what was held into the single pending action; the text for the model."""
     facts = event["facts"]
     what = describe(facts)
@@ -207,11 +207,11 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
         if carried:
             event = {**event, "verdict": {**event["verdict"], "reason": "the site's own confirmation of it"}}
         elif not event["verdict"].get("judge"):
-            return _held(run, call, event)
+            return hold_for_user(run, call, event)
         else:
             event = await _judged(ctx, event)
             if event["verdict"]["destructive"]:
-                return _held(run, call, event)
+                return hold_for_user(run, call, event)
         if (report is not None and report.acted) or what in judged:
             # Something already reached the page in this call: running it again would repeat it.
             return await _release(ctx, event)
@@ -299,6 +299,12 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
     ok = True
     if not await first_run(ctx, allow.token):
         text, ok = MAYBE_RAN.format(what=what), False
+    elif not held.get("action"):
+        text, ok = (
+            f"The user allowed {what}, but the app cannot do it again by itself (the page's own step it "
+            "followed is gone): ask the user to do it in the browser, or do the step that led to it again.",
+            False,
+        )
     else:
         ctx.browser.issue(allow, "approved")
         program = replay_code(str(held.get("id")), held.get("action") or {}, allow)
@@ -328,6 +334,7 @@ __all__ = [
     "ToolPass",
     "covered_note",
     "first_run",
+    "hold_for_user",
     "replay_approved",
     "run_model_code",
     "user_said",

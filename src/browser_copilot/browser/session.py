@@ -702,6 +702,21 @@ class BrowserSession:
         if told.ok:
             self._origins_told = origins
 
+    async def answer_dialog(
+        self, accept: bool, prompt_text: str | None, allowed: Allowed
+    ) -> tuple[str, bool]:
+        """Answer the page's alert/confirm/prompt (the MCP server's `browser_handle_dialog`), in a window of
+        the effect gate's (`allowed`): what the page sends after an accepted dialog is checked like what
+        an input sets off."""
+        if self.mcp is None or self.network is None:
+            raise McpUnavailable("the browser session is closed")
+        arguments: dict[str, Any] = {"accept": accept}
+        if prompt_text is not None:
+            arguments["promptText"] = prompt_text
+        async with self._lock, self.network.acting():
+            self.network.app_window("dialog", allowed)
+            return await self.mcp.call("browser_handle_dialog", arguments)
+
     # ----- what the network policy's effect gate needs from the agent --------------------------------
 
     def issue(self, allow: Allow, how: Allowed) -> None:

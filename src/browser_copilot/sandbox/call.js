@@ -113,7 +113,28 @@ async (page, config) => {
   const seeSecrets = async () => {
     for (const p of owned) if (!p.isClosed()) note(await guard.page(p, { op: 'secrets' }).catch(() => null));
   };
-  if (allow) note(await guard.page(page, { op: 'allow', allow }).catch(() => null));
+  // Frames the page's own world cannot reach (another origin, or below one) have a guard of their own.
+  const origin = (url) => {
+    try { const o = new URL(url).origin; return o === 'null' ? null : o; } catch (e) { return null; }
+  };
+  const originOf = (frame) => {
+    for (let f = frame; f; f = f.parentFrame()) { const o = origin(f.url()); if (o) return o; }
+    return null;
+  };
+  const apart = (p, frame) => {
+    for (let x = frame; x && x !== p.mainFrame(); x = x.parentFrame()) {
+      if (!x.parentFrame() || originOf(x) !== originOf(x.parentFrame())) return true;
+    }
+    return false;
+  };
+  // A one-time permission marks its targets in every document the call may reach (frames of another
+  // origin have a guard of their own).
+  if (allow) {
+    for (const p of owned) {
+      note(await guard.page(p, { op: 'allow', allow }).catch(() => null));
+      for (const f of p.frames()) if (apart(p, f)) await guard.frame(f, { op: 'allow', allow }).catch(() => null);
+    }
+  }
   await seeSecrets();
 
   // ----- one input, judged first -------------------------------------------------------------------
@@ -135,20 +156,6 @@ async (page, config) => {
     try { site = new URL(p.url()).origin; } catch (e) { /* about:blank */ }
     return { call: config.callId, id: `w${config.callId}-${windows}`, kind, site, action: action || null };
   };
-  // Frames the page's own world cannot reach (another origin, or below one) have a guard of their own.
-  const origin = (url) => {
-    try { const o = new URL(url).origin; return o === 'null' ? null : o; } catch (e) { return null; }
-  };
-  const originOf = (frame) => {
-    for (let f = frame; f; f = f.parentFrame()) { const o = origin(f.url()); if (o) return o; }
-    return null;
-  };
-  const apart = (p, frame) => {
-    for (let x = frame; x && x !== p.mainFrame(); x = x.parentFrame()) {
-      if (!x.parentFrame() || originOf(x) !== originOf(x.parentFrame())) return true;
-    }
-    return false;
-  };
   const frameAt = async (frame, stamp) => {
     for (const child of frame.childFrames()) {
       const handle = await child.frameElement().catch(() => null);
@@ -168,10 +175,11 @@ async (page, config) => {
       const own = apart(p, at);
       const out = own ? await guard.frame(at, ask) : await guard.page(p, { ...ask, signal: sig });
       if (!out || out.lost) throw new Error('the element this input would reach could not be checked (it moved or the page changed); nothing was done');
+      if (out.intercepted) return out;
       if (out.descend) {
         const child = await frameAt(at, out.descend.frame);
         // A frame that is apart from the first is entered at the point inside it (or where its focus is).
-        ask = { ...ask, stamp: undefined, point: out.descend.point, focused: out.descend.focused, drop: undefined };
+        ask = { ...ask, point: out.descend.point, focused: out.descend.focused, drop: undefined };
         at = child;
         continue;
       }
@@ -193,18 +201,47 @@ async (page, config) => {
       throw new Error(HOLD);
     }
   };
-  // A locator's element: stamped for the guard, with the point a pointer would press (page coordinates).
-  const mark = async (target, o, pointer) => {
+  // Where a pointer will press a locator's element, found without sending it any input (Playwright's
+  // `trial` sends the input and counts on swallowing it in the page, where the page's own listeners
+  // see it first: never used): the element scrolled into view once stable (enabled, for a press), then
+  // the point of its box, and the element stamped for the guard. `kind`: the guard judges what lies
+  // under that point, and that it is the element (else it "intercepts pointer events": asked again
+  // until the time-out); null: only aimed. `dropOn`: a drag's drop target, aimed and judged with it.
+  const aim = async (p, target, o, kind, action, dropOn) => {
+    const started = Date.now();
+    const until = started + timeoutOf(o);
+    const left = () => Math.max(1, until - Date.now());
+    for (let tries = 0; ; tries += 1) {
+      await target.scrollIntoViewIfNeeded({ timeout: left() });
+      const box = await target.boundingBox({ timeout: left() });
+      const enabled = kind !== 'press' || (await target.isEnabled({ timeout: left() }));
+      let why = !box ? 'the element is not visible' : 'the element is not enabled';
+      if (box && enabled) {
+        const at = o && o.position ? o.position : { x: box.width / 2, y: box.height / 2 };
+        const spot = { ...(await mark(target, o)), x: box.x + at.x, y: box.y + at.y };
+        if (!kind) return spot;
+        const drop = dropOn ? await aim(p, dropOn.target, dropOn.o, null, action) : null;
+        const out = await preflight(p, null, { op: 'preflight', kind, point: { x: spot.x, y: spot.y }, stamp: spot.stamp,
+          drop: drop ? { point: { x: drop.x, y: drop.y }, stamp: drop.stamp } : undefined }, action);
+        if (!out.intercepted) {
+          decided(out, action);
+          return { ...spot, drop };
+        }
+        why = `${out.intercepted} intercepts pointer events`;
+      }
+      const pause = tries < 3 ? 50 : 200;
+      if (left() <= pause + 50) throw new Error(`Timeout ${Math.round(until - started)}ms exceeded: ${why}`);
+      await p.waitForTimeout(pause);
+    }
+  };
+  // A locator's element itself (for keys, text, a choice, files): stamped for the guard in its frame.
+  const mark = async (target, o) => {
     const handle = await target.elementHandle({ timeout: timeoutOf(o) });
     try {
       const frame = await handle.ownerFrame();
       const stamp = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
       await handle.evaluate((e, s) => e.setAttribute('data-bc-target', s), stamp);
-      if (!pointer) return { frame, stamp };
-      const box = await handle.boundingBox();
-      if (!box) throw new Error('the element is not visible');
-      const at = o && o.position ? o.position : { x: box.width / 2, y: box.height / 2 };
-      return { frame, stamp, x: box.x + at.x, y: box.y + at.y };
+      return { frame, stamp };
     } finally {
       handle.dispose().catch(() => null);
     }
@@ -214,8 +251,13 @@ async (page, config) => {
     const pacing = config.beforeAction ? config.beforeAction(name, target, args) : undefined;
     return pacing ? (await pacing) || null : null;
   };
+  // `acted` counts the inputs that running the code again would repeat (a click, keys typed, a drag);
+  // a fill, a choice, a tick, a focus, a scroll or a navigation leaves the page as it was asked to.
+  const AGAIN = new Set(['fill', 'select', 'check', 'uncheck', 'focus', 'scroll', 'hover', 'upload', 'goto',
+    'goBack', 'goForward', 'reload', 'mouse.move', 'mouse.wheel']);
+  let current = null;
   const done = (value) => {
-    acted += 1;
+    if (!AGAIN.has(current)) acted += 1;
     actedAt = Date.now();
     return value;
   };
@@ -229,12 +271,14 @@ async (page, config) => {
   let bannerClosed = null;
   let bannerHeld = null;
   const clickBanner = async (p, found) => {
-    const box = await p.locator(`[data-bc-target="${found.stamp}"]`).boundingBox({ timeout: 2000 }).catch(() => null);
-    const out = await guard.page(p, { op: 'preflight', kind: 'press', stamp: found.stamp, signal: signal(p, 'banner', null) })
+    const box = await p.locator(`[data-bc-banner="${found.stamp}"]`).boundingBox({ timeout: 2000 }).catch(() => null);
+    if (!box) return;
+    const point = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    const out = await guard.page(p, { op: 'preflight', kind: 'press', point, signal: signal(p, 'banner', null) })
       .catch(() => null);
     if (out && out.held) bannerHeld = found.name;
-    if (!box || !out || !out.ok) return;
-    await p.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    if (!out || !out.ok) return;
+    await p.mouse.click(point.x, point.y);
     bannerClosed = found.name;
   };
   // In a young document a consent banner that came up after the last look would take a pointer's input:
@@ -256,6 +300,7 @@ async (page, config) => {
     const last = a.args[a.args.length - 1];
     const o = last && typeof last === 'object' && !Array.isArray(last) ? last : {};
     const name = a.name;
+    current = name;
     const action = { name, args: a.args };
     if (name === 'goto') {
       const url = String(a.args[0]);
@@ -279,11 +324,8 @@ async (page, config) => {
       const want = name === 'check' ? true : name === 'uncheck' ? false : null;
       if (want !== null && (await target.isChecked({ timeout: timeoutOf(o) })) === want) return done(undefined);
       await lateBanner(p);
-      const trial = { trial: true, timeout: timeoutOf(o), position: o.position };
-      await (name === 'hover' ? target.hover(trial) : name === 'dblclick' ? target.dblclick(trial) : target.click(trial));
-      const spot = await mark(target, o, true);
       const kind = name === 'hover' ? 'hover' : 'press';
-      decided(await preflight(p, spot.frame, { op: 'preflight', kind, stamp: spot.stamp, position: o.position }, action), action);
+      const spot = await aim(p, target, o, kind, action);
       if (name === 'hover') {
         await p.mouse.move(spot.x, spot.y);
         Object.assign(mouseOf(p), { x: spot.x, y: spot.y });
@@ -300,13 +342,9 @@ async (page, config) => {
     }
     if (name === 'drag') {
       await lateBanner(p);
-      await a.target.dragTo(a.to, { trial: true, timeout: timeoutOf(o) });
-      const from = await mark(a.target, { position: o.sourcePosition, timeout: o.timeout }, true);
-      const to = await mark(a.to, { position: o.targetPosition, timeout: o.timeout }, true);
-      const same = from.frame === to.frame;
-      decided(await preflight(p, from.frame, { op: 'preflight', kind: 'drag', stamp: from.stamp, position: o.sourcePosition,
-        drop: same ? { stamp: to.stamp, position: o.targetPosition } : undefined }, action), action);
-      if (!same) decided(await preflight(p, to.frame, { op: 'preflight', kind: 'drop', stamp: to.stamp, position: o.targetPosition }, action), action);
+      const from = await aim(p, a.target, { position: o.sourcePosition, timeout: o.timeout }, 'drag', action,
+        { target: a.to, o: { position: o.targetPosition, timeout: o.timeout } });
+      const to = from.drop;
       await paced('dragTo', a.target, []);
       await p.mouse.move(from.x, from.y);
       await p.mouse.down();
@@ -361,7 +399,7 @@ async (page, config) => {
     if (name === 'upload' && (!files.length || files.some((f) => !(config.uploads || []).includes(f)))) {
       throw new Error('Only files the user named can be uploaded: use the upload_file tool.');
     }
-    const spot = await mark(target, o, false);
+    const spot = await mark(target, o);
     const out = await preflight(p, spot.frame, { op: 'preflight', kind, stamp: spot.stamp, key, text: name === 'type' ? text : undefined }, action);
     decided(out, action);
     const options = { timeout: timeoutOf(o) };
@@ -414,6 +452,11 @@ async (page, config) => {
       return 'done';
     }
     if (['mouse.up', 'mouse.move', 'mouse.wheel'].includes(action.name)) throw new Error('that mouse input cannot be made again on its own');
+    // A press at a point: at the same point (the guard checks again what lies under it).
+    if (action.name === 'mouse.click' || action.name === 'mouse.down') {
+      await act({ name: 'mouse.click', page: recv.p, args: [Number(args[0]) || 0, Number(args[1]) || 0, {}] });
+      return 'done';
+    }
     const name = AS_LOCATOR[action.name] || action.name;
     const again = name === 'press' || name === 'type' ? [String(args[0]), {}] : name === action.name ? args : [{}];
     await act({ name, page: recv.p, target: recv.l, args: again });
@@ -428,8 +471,10 @@ async (page, config) => {
     act,
     async read(target, what, name, o) {
       if (what === 'attribute' && String(name).toLowerCase() !== 'value') return target.getAttribute(name, { timeout: timeoutOf(o) });
-      const spot = await mark(target, o, false);
-      const out = await guard.page(target.page(), { op: 'read', stamp: spot.stamp }).catch(() => null);
+      const spot = await mark(target, o);
+      const read = { op: 'read', stamp: spot.stamp };
+      const out = await (apart(target.page(), spot.frame) ? guard.frame(spot.frame, read) : guard.page(target.page(), read))
+        .catch(() => null);
       if (!out || out.secret) throw new Error('That field holds a password, one-time code or card number; its value is not readable.');
       return what === 'value' ? target.inputValue({ timeout: timeoutOf(o) }) : target.getAttribute(name, { timeout: timeoutOf(o) });
     },

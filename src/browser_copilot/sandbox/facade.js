@@ -363,15 +363,29 @@
     request: "requests go out only through the page's own controls: act with locators",
     setContent: 'open pages with page.goto(url)',
     waitForNavigation: 'use page.waitForURL(url) or page.waitForLoadState()',
-    require: 'modules are not available', process: 'Node is not available',
+    require: 'modules are not available', __import__: 'modules are not available',
+    process: 'Node is not available', Buffer: 'Node is not available', navigator: READS, location: READS,
+    localStorage: READS, sessionStorage: READS, WebSocket: "messages go out only through the page's own controls",
   };
-  const explain = (message) => {
-    const missing = /(?:^|[\s.(])([\w$]+) is not (?:a function|defined|a constructor)/.exec(message)
-      || /Cannot read properties of undefined \(reading '([\w$]+)'\)/.exec(message);
-    if (!missing) return message;
-    const name = missing[1];
-    const hint = INSTEAD[name] ? `${INSTEAD[name]}.` : `the API is ${PAGE_API}; ${LOCATOR_API}.`;
-    return `${message}: \`${name}\` is not part of the browser API here; ${hint}`;
+  const GLOBAL_HINTS = ['document', 'window', 'fetch', 'XMLHttpRequest', 'require', 'process', 'Buffer', 'navigator',
+    'location', 'localStorage', 'sessionStorage', 'WebSocket'];
+  // A compartment reads a global it lacks as `undefined`: `process.env` fails as "Cannot read properties
+  // of undefined (reading 'env')". The names models reach for most are looked for in the source then.
+  const USED = new RegExp(`(?<![\\w$.'"\`])(${GLOBAL_HINTS.join('|')})\\s*[.([]`);
+  const explain = (message, source) => {
+    const hint = (name) => `${message}: \`${name}\` is not part of the browser API here; `
+      + `${INSTEAD[name] || `the API is ${PAGE_API}; ${LOCATOR_API}`}.`;
+    const undeclared = /^([\w$]+) is not defined$/.exec(message);
+    if (undeclared) {
+      return INSTEAD[undeclared[1]] ? hint(undeclared[1])
+        : `${message}: declare it with const or let (the browser API is \`page\` and \`el(N)\`).`;
+    }
+    const call = /(?:^|[\s.(])([\w$]+) is not (?:a function|a constructor)/.exec(message);
+    if (call && !GLOBAL_HINTS.includes(call[1])) return hint(call[1]);
+    const used = (call || /Cannot read properties of undefined/.test(message)) && USED.exec(source);
+    if (used) return hint(used[1]);
+    const read = /Cannot read properties of undefined \(reading '([\w$]+)'\)/.exec(message);
+    return read ? hint(read[1]) : message;
   };
 
   // ----- running the model's code -----------------------------------------------------------------
@@ -397,7 +411,8 @@
       let fn;
       try {
         // import() and HTML comments are rewritten so that they cannot load anything.
-        fn = compartment.evaluate(`(${source}\n)`, {
+        // Strict: a name the box does not give is a ReferenceError, not a silent undefined.
+        fn = compartment.evaluate(`'use strict';\n(${source}\n)`, {
           __rejectSomeDirectEvalExpressions__: false,
           __evadeImportExpressionTest__: true,
           __evadeHtmlCommentTest__: true,
@@ -413,7 +428,7 @@
       return { json: json === undefined ? null : String(json) };
     } catch (e) {
       const d = describe(e);
-      return { error: explain(d.message), name: d.name };
+      return { error: explain(d.message, String(source)), name: d.name };
     } finally {
       call.end('Stopped: this code call has ended; its objects do nothing any more.');
     }

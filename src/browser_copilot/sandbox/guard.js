@@ -97,11 +97,6 @@
     }
     return { el: null };
   };
-  const centre = (el, position) => {
-    const r = el.getBoundingClientRect();
-    return position ? [r.left + position.x, r.top + position.y] : [r.left + r.width / 2, r.top + r.height / 2];
-  };
-
   // ----- what the input would activate ------------------------------------------------------------
   const KEYS_THAT_ACT = new Set(['Enter', 'NumpadEnter']);
   const textField = (el) => !!el && (el.isContentEditable || el.tagName === 'TEXTAREA' || (isField(el) && el.tagName !== 'SELECT'
@@ -136,6 +131,8 @@
   // message field; Enter or Space activates a focused button, link or box; other keys only type.
   const keyed = (el, key) => {
     const name = keyName(key);
+    // Focus inside a closed shadow root shows only its host: what the key reaches there is unseen.
+    if ((KEYS_THAT_ACT.has(name) || name === ' ' || name === 'Space') && closedHost(el)) return el;
     if (KEYS_THAT_ACT.has(name)) {
       if (textField(el)) {
         const multiline = el.isContentEditable || el.tagName === 'TEXTAREA';
@@ -195,24 +192,41 @@
     signal(args, how, verdict, facts);
     return { ok: true, allowed: how, token: how === 'allow' ? tokenOf(args) : null, category: verdict ? verdict.category : null, ...more };
   };
-  const POINTER = new Set(['press', 'hover', 'drop', 'wheel', 'drag']);
   const TYPING = new Set(['fill', 'type']);
   const typesInto = (kind, key) => TYPING.has(kind) || (kind === 'key' && (keyName(key).length === 1
     || ['Backspace', 'Delete'].includes(keyName(key))));
 
-  // The receiving element of one input: by its stamp (a locator's element: at its centre for a
-  // pointer), at a point of the page's viewport, or the focused one.
+  // The receiving element of one input: a locator's element by its stamp (keys, text, a choice, files),
+  // the element under a point of the page's viewport (a pointer), or the focused one (the keyboard).
   const receiver = (args) => {
+    if (args.point) {
+      const found = atPoint(document, args.point.x, args.point.y);
+      if (found.descend || !args.stamp) return found;
+      // A locator's element: what lies under the point must be it (or inside it), as for a person's click.
+      const expected = stamped('data-bc-target', args.stamp);
+      if (!expected) return { lost: true };
+      expected.removeAttribute('data-bc-target');
+      return within(found.el, expected) ? found : { intercepted: described(found.el) };
+    }
     if (args.stamp) {
       const el = stamped('data-bc-target', args.stamp);
       if (!el) return { lost: true };
       el.removeAttribute('data-bc-target');
-      if (!POINTER.has(args.kind)) return { el };
-      const [x, y] = centre(el, args.position);
-      return atPoint(el.ownerDocument, x, y);
+      return { el };
     }
-    if (args.point) return atPoint(document, args.point.x, args.point.y);
     return atFocus();
+  };
+  const within = (el, box) => {
+    for (let n = el; n; n = n.parentNode || n.host) if (n === box) return true;
+    return false;
+  };
+  // How Playwright names an element that takes a click (`<div id="backdrop">…</div>`).
+  const described = (el) => {
+    if (!el) return 'nothing';
+    const tag = el.tagName.toLowerCase();
+    const attrs = ['id', 'role', 'class'].filter((a) => el.getAttribute(a))
+      .map((a) => ` ${a}="${clean(el.getAttribute(a), 40)}"`).join('');
+    return `<${tag}${attrs}>…</${tag}>`;
   };
   const judge = (args, at, kind) => {
     const control = kind === 'press' || kind === 'drag' ? pressed(at) : kind === 'drop' ? dropped(at)
@@ -232,14 +246,17 @@
     && !(el.textContent || '').trim() && el.getClientRects().length > 0;
   const preflight = (args) => {
     const found = receiver(args);
-    if (found.lost || found.descend) return found;
+    if (found.lost || found.descend || found.intercepted) return found;
     const at = found.el;
     if (!at) return go(args, args.approve ? 'allow' : 'structure');
     if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
     let kind = args.kind;
     let drop = null;
     if (args.kind === 'drag' && args.drop) {
-      drop = receiver({ kind: 'drop', stamp: args.drop.stamp, position: args.drop.position });
+      // A drop into another frame than the drag began in is judged where it lands only when both are in
+      // the page's own documents; across a frame of another origin it is refused (nothing was done).
+      drop = receiver({ kind: 'drop', point: args.drop.point, stamp: args.drop.stamp });
+      if (drop.intercepted) return drop;
       if (drop.lost || drop.descend) return { lost: true };
     }
     const first = judge(args, at, kind);
@@ -249,9 +266,10 @@
       decided = judge(args, drop.el, kind);
     }
     // The receiving element (and the drop target) keep the action's id: a replay finds them by it.
+    // A replay (`approve`) finds its elements by the stamps of the input it does again: they stay.
     const id = String(args.recv || `held-${Date.now().toString(36)}-${(stamps += 1)}`);
-    at.setAttribute('data-bc-recv', id);
-    if (drop && drop.el) drop.el.setAttribute('data-bc-drop', id);
+    if (!args.approve) at.setAttribute('data-bc-recv', id);
+    if (drop && drop.el && !args.approve) drop.el.setAttribute('data-bc-drop', id);
     if (!decided.control) {
       const more = args.kind === 'upload' ? uploadInto(at) : {};
       return go(args, decided.how, decided.verdict, decided.facts, more);
@@ -287,7 +305,7 @@
   const banner = (always) => {
     if (!always && (performance.now() >= 15000 || window.__bcNoBanner)) return null;
     const chosen = (__BANNER__)(__COOKIE_WORDS__, 'element');
-    if (chosen) return { stamp: stamp(chosen, 'data-bc-target'), name: clean(nameOf(chosen), 80) || 'close' };
+    if (chosen) return { stamp: stamp(chosen, 'data-bc-banner'), name: clean(nameOf(chosen), 80) || 'close' };
     const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
       : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
     const watcher = new MutationObserver((records) => {

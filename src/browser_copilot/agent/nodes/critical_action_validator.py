@@ -3,8 +3,8 @@
 The model's code needs no check here: it gets only the façade's API (sandbox/facade.js), and each of its
 inputs is judged in the page before it reaches the page (sandbox/guard.js, `agent.code_runs`): a
 destructive target not yet allowed, or typing into a password/OTP/card field, stops it and comes back
-as a pending action. Dialogs, extra servers' tools and memories are checked here. Over the step limit,
-the run stops."""
+as a pending action. Dialogs, extra servers' tools and notes about the user are checked here. Over the
+step limit, the run stops."""
 
 from __future__ import annotations
 

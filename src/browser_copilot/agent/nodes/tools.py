@@ -16,7 +16,13 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from browser_copilot.agent.code_runs import ToolPass, replay_approved, run_model_code, user_said
+from browser_copilot.agent.code_runs import (
+    ToolPass,
+    hold_for_user,
+    replay_approved,
+    run_model_code,
+    user_said,
+)
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import close_calls, feedback, pending_calls, to_state, tool_message
 from browser_copilot.agent.extra_calls import run_extra_call
@@ -110,20 +116,34 @@ async def _execute(run: ToolPass, ctx: AgentContext, call: ToolCall) -> ToolMess
     mcp = ctx.browser.mcp
     assert mcp is not None
     if isinstance(args, handle_dialog):
-        # Accepting is an input of the app's: its window, approved when the user allowed it (a card).
-        approved = run.state.get("approved_call") == str(call.get("id"))
-        ctx.browser.app_window("dialog", "approved" if approved and args.accept else "structure")
-        arguments: dict[str, Any] = {"accept": args.accept}
-        if args.prompt_text is not None:
-            arguments["promptText"] = args.prompt_text
-        text, is_error = await mcp.call("browser_handle_dialog", arguments)
-        verb = "accepted" if args.accept else "dismissed"
-        return tool_message(call, f"Error: {text}" if is_error else f"The dialog was {verb}.", error=is_error)
+        return await _answer_dialog(run, ctx, call, args)
     assert isinstance(args, switch_tab)
     text, is_error = await ctx.browser.select_tab(args.index)
     return tool_message(
         call, f"Error: {text}" if is_error else f"Tab {args.index} is now the agent's tab.", error=is_error
     )
+
+
+async def _answer_dialog(
+    run: ToolPass, ctx: AgentContext, call: ToolCall, args: handle_dialog
+) -> ToolMessage:
+    """Answer the page's dialog. Accepting is an input of the app's: what the page sends then passes the
+    effect gate in a window of its own, approved when the user allowed it (its card, or the action the
+    site confirms, allowed a step before)."""
+    approval = run.state.get("last_approval") or {}
+    confirms = bool(approval) and run.steps - int(approval.get("step", 0)) <= 1
+    approved = args.accept and (run.state.get("approved_call") == str(call.get("id")) or confirms)
+    text, is_error = await ctx.browser.answer_dialog(
+        args.accept, args.prompt_text, "approved" if approved else "structure"
+    )
+    if is_error:
+        return tool_message(call, f"Error: {text}", error=True)
+    verb = "accepted" if args.accept else "dismissed"
+    held = ctx.browser.held_requests()
+    if held:  # what the page sent after it commits more than that was allowed to: the user decides
+        said = hold_for_user(run, call, held[0].to_event())
+        return tool_message(call, f"The dialog was {verb}. {said}")
+    return tool_message(call, f"The dialog was {verb}.")
 
 
 def _named_by_user(state: AgentState, path: str) -> bool:
