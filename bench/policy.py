@@ -139,7 +139,7 @@ def breakdown(cases: list[dict[str, Any]], verdicts: list[dict[str, Any]], key: 
 
 async def judge_per_action() -> tuple[int, int, list[str]]:
     """Observed actions on ordinary pages, and how many of them the pre-flight would send to the judge."""
-    from browser_copilot.browser.guarded import guarded_code, preflight_checks
+    from browser_copilot.browser.guarded import guarded_code, verdicts_code
     from browser_copilot.browser.observation import observe
     from observation import corpus, served
 
@@ -154,12 +154,14 @@ async def judge_per_action() -> tuple[int, int, list[str]]:
             numbers = [e.n for e in observation.elements if e.role in ACTION_ROLES]
             if not numbers:
                 continue
-            # Named as clicks (the pre-flight reads the code), never run: `if (false)`.
-            clicks = "; ".join(f"await el({n}).click()" for n in numbers)
-            code = f"async (page) => {{ if (false) {{ {clicks} }} }}"
-            frames = {str(k): v for k, v in observation.frames_by_number().items()}
-            result = await session.run_code(guarded_code(code, frames))
-            checks = preflight_checks(result) or []
+            # What a press on each would be judged (the guard's verdicts; no input is sent).
+            await session.run_code(guarded_code("async (page) => null"))  # the guard runtime is in
+            result = await session.run_code(verdicts_code(numbers), idempotent=True)
+            checks = [
+                c
+                for c in (result.value if result.ok and isinstance(result.value, list) else [])
+                if c["verdict"]
+            ]
             asked = [c for c in checks if c["verdict"].get("judge")]
             actions += len(numbers)
             judged += len(asked)

@@ -78,9 +78,7 @@ async def test_a_click_is_preceded_by_a_pause_in_human_mode_and_not_when_off(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
     await start(browser_session, pages)
-    source = (
-        "async (page) => { const t = Date.now(); await page.locator('#tap').click(); return t }"
-    )
+    source = "async (page) => { const t = Date.now(); await page.locator('#tap').click(); return t }"
     marks: dict[str, list[float]] = {"off": [], "human": []}
     for _ in range(3):
         for mode in ("off", "human"):

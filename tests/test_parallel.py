@@ -116,7 +116,8 @@ class Gate:
         if request.path.startswith("/slow"):
             return (
                 "<title>Slow</title><p id=gate>waiting</p><script>fetch('/gate').then((r) => r.text())"
-                ".then((t) => { document.title = t; document.getElementById('gate').textContent = t; });</script>"
+                ".then((t) => { document.title = t; document.getElementById('gate').textContent = t; });"
+                "</script>"
             )
         return f"<title>Page</title><p>{request.path}</p>"
 

@@ -11,6 +11,7 @@ through a read.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from aiohttp import WSMsgType, web
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -422,3 +424,134 @@ async def test_a_password_never_reaches_the_model_whatever_reads_it(
     sent = json.dumps([[str(m.content) for m in p] for p in model.prompts])
     assert PASSWORD not in sent
     assert PASSWORD not in json.dumps(outcome.values, default=str)
+
+
+# ----- the call's end, however it ends --------------------------------------------------------------
+
+
+async def test_code_whose_call_is_interrupted_does_nothing_after(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """Ctrl+C (the call's task cancelled) while the code waits: what it would do next never happens."""
+    await browser_session.goto(site.url("/shop"))
+    running = asyncio.ensure_future(
+        browser_session.run_code(
+            guarded_code(
+                "async (page) => { await page.locator('#never').waitFor({ timeout: 3000 }).catch(() => 0);"
+                " await page.locator('#order').click() }"
+            )
+        )
+    )
+    await asyncio.sleep(0)  # the call is on its way (a cancellation of a call that has begun)
+    await async_wait_until(
+        lambda: browser_session.network is not None and browser_session.network._calls > 0, what="the call"
+    )
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    # The app ended the code (a revoke call); the server answers again, and 3 s later no order came.
+    await settled(browser_session, site)
+    result = await browser_session.run_code(
+        guarded_code("async (page) => { await page.waitForTimeout(3500); return 'waited' }")
+    )
+    assert result.ok and result.value == "waited", result
+    await settled(browser_session, site)
+
+
+async def test_code_that_never_yields_is_ended_with_its_server(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """A busy loop holds Node's only thread: the revoke call cannot be answered either, so the server
+    process is restarted; the session goes on, and nothing was done."""
+    await browser_session.goto(site.url("/shop"))
+    restarts = browser_session.restarts["mcp"]
+    stuck = await browser_session.run_code(guarded_code("async (page) => { while (true) {} }"), timeout=4)
+    assert not stuck.ok
+    assert browser_session.restarts["mcp"] == restarts + 1
+    await settled(browser_session, site)
+
+
+# ----- WebSocket frames: held at the input that would send them -------------------------------------
+
+
+CHAT = """<!doctype html><html lang=en><title>Chat</title><h1>Support chat</h1>
+<div id=log></div><label>Message <textarea id=msg></textarea></label>
+<script>
+  const socket = new WebSocket('WS');
+  socket.onmessage = (e) => { document.getElementById('log').textContent += e.data; };
+  document.getElementById('msg').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') { e.preventDefault(); socket.send(e.target.value); e.target.value = ''; }
+  });
+</script>"""
+
+
+@pytest_asyncio.fixture
+async def chat_server() -> AsyncIterator[tuple[str, list[str]]]:
+    """A WebSocket server that records every frame it receives (Chrome's Fetch never sees frames)."""
+    received: list[str] = []
+    open_sockets: list[web.WebSocketResponse] = []
+
+    async def socket(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        open_sockets.append(ws)
+        async for message in ws:
+            if message.type == WSMsgType.TEXT:
+                received.append(message.data)
+                await ws.send_str("ok;")
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/ws", socket)
+    runner = web.AppRunner(app, shutdown_timeout=1)
+    await runner.setup()
+    server = web.TCPSite(runner, "127.0.0.1", 0)
+    await server.start()
+    port = runner.addresses[0][1]
+    try:
+        yield f"ws://127.0.0.1:{port}/ws", received
+    finally:
+        for ws in open_sockets:
+            await ws.close()
+        await runner.cleanup()
+
+
+async def test_a_message_a_page_sends_over_its_websocket_waits_for_the_card(
+    browser_session: BrowserSession, chat_server: tuple[str, list[str]]
+) -> None:
+    """The design where Chrome cannot hold (a frame on an open socket): the model's code cannot send one
+    itself, and the input that would make the page send it (Enter in its message field) is judged before
+    it reaches the page. /no: nothing sent; /yes: the message is sent once."""
+    url, received = chat_server
+    page = CHAT.replace("WS", url)
+    with Site(lambda request, port: page) as chat:
+        for answer, sent in (("/no", []), ("/yes", ["Please refund order 7"])):
+            done = await attack_on(
+                browser_session,
+                chat.url("/"),
+                "async (page) => { await page.getByLabel('Message').fill('Please refund order 7');"
+                " await page.getByLabel('Message').press('Enter') }",
+                answer=answer,
+            )
+            assert done.cards == 1
+            if sent:
+                await async_wait_until(lambda want=sent: received == want, what="the allowed message")
+            await browser_session.run_code("async (page) => page.title()", idempotent=True)
+            assert received == sent
+
+
+async def attack_on(session: BrowserSession, url: str, *steps: str, answer: str) -> Attack:
+    model = ScriptedModel(
+        replies=[code(f"async (page) => {{ await page.goto('{url}') }}"), *map(code, steps), say("Done.")]
+    )
+    log = EventLog()
+    context = AgentContext(
+        llm=model, browser=session, limits=Limits(), events=log, url_policy=UrlPolicy(), judge=Judge(None)
+    )
+    runner = AgentRunner(compile_graph(InMemorySaver()), context, session_id=new_session_id())
+    outcome = await runner.send(f"Write to {url}")
+    cards = 0
+    while outcome.stop_reason == "waiting_confirmation":
+        cards += 1
+        outcome = await runner.send(answer)
+    return Attack(outcome, cards, model, log)

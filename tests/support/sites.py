@@ -31,6 +31,8 @@ class Site:
 
     def __init__(self, pages: Pages) -> None:
         self.requests: list[Request] = []
+        self.raw: dict[str, tuple[str, bytes]] = {}
+        """Files served as they are, by path: (content type, bytes)."""
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,9 +46,12 @@ class Site:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = Request(self.command, self.path, self.rfile.read(length).decode() if length else "")
                 site.requests.append(request)
-                body = pages(request, site.port).encode()
+                kind, body = site.raw.get(self.path) or (
+                    "text/html; charset=utf-8",
+                    pages(request, site.port).encode(),
+                )
                 self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

@@ -36,8 +36,6 @@ class browser_run_code(BaseModel):
       textContent, allInnerTexts, allTextContents, getAttribute, inputValue, count, isVisible,
       isHidden, isEnabled, isChecked, isEditable, boundingBox, waitFor; first, last, nth, filter, all,
       and, or, locator, getBy*.
-    - a download (from waitForEvent('download')): suggestedFilename(), text() (a CSV, TXT, JSON or
-      PDF's text).
     The code does not run in the page: no evaluate, document or window. Read through locators and
     compute in the function. Every input is checked before it reaches the page; one that commits
     waits for the user's confirmation. Return a small JSON value to read data; afterwards the app
@@ -106,6 +104,13 @@ class upload_file(BaseModel):
     path: str = Field(description="The file's path exactly as the user wrote it.")
 
 
+class read_download(BaseModel):
+    """Read the text of a file the page downloaded in your tabs (a CSV, TXT, JSON or PDF), by the name the
+    observation reported it under; without a name, the newest finished one."""
+
+    name: str | None = Field(default=None, description="The downloaded file's name, as the observation said.")
+
+
 class switch_tab(BaseModel):
     """Make tab `index` (from the observation's tab list) the agent's tab."""
 
@@ -121,10 +126,18 @@ TOOLS: list[type[BaseModel]] = [
     handle_dialog,
     switch_tab,
     upload_file,
+    read_download,
     *MEMORY_TOOLS,
 ]
 TOOL_NAMES = {tool.__name__ for tool in TOOLS}
-BROWSER_TOOLS = {"browser_run_code", "observe_page", "handle_dialog", "switch_tab", "upload_file"}
+BROWSER_TOOLS = {
+    "browser_run_code",
+    "observe_page",
+    "handle_dialog",
+    "switch_tab",
+    "upload_file",
+    "read_download",
+}
 """Tool calls that count as tool steps (MAX_TOOL_STEPS)."""
 
 

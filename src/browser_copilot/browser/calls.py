@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 
 from browser_copilot.browser.results import UNDEFINED, CodeResult
 from browser_copilot.sandbox.guard import ACTED
-from browser_copilot.scripts import script_source
 
 _ids = itertools.count(1)
 _MARGIN_S = 2.0
@@ -87,10 +86,4 @@ def unwrap(result: CodeResult) -> tuple[CodeResult, float | None, list[str]]:
     return replace(result, value=value.get("value", UNDEFINED), images=images, notes=notes), when, opened
 
 
-def download_reader_install() -> str:
-    """Statements for the install call (`c` the browser context): `c.__bcReadDownload(path, name, max)`,
-    the text of a file the page downloaded (downloads.js), for the code's `download.text()`."""
-    return f"  c.__bcReadDownload = ({script_source('browser_copilot.browser', 'downloads.js')})(Buffer);\n"
-
-
-__all__ = ["REVOKE", "SessionFacts", "download_reader_install", "unwrap", "wrap_call"]
+__all__ = ["REVOKE", "SessionFacts", "unwrap", "wrap_call"]

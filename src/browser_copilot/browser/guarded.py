@@ -78,7 +78,7 @@ def _call(config: dict[str, Any], pacing: str = "undefined") -> str:
         f" navTimeout: {NAVIGATION_TIMEOUT_MS},\n"
         "    owned: session.owned || [], forbidden: session.forbidden || [],\n"
         "    uploads: session.uploads || [],\n"
-        "    deadline: call.deadline, callId: call.id, readDownload: c.__bcReadDownload,\n"
+        "    deadline: call.deadline, callId: call.id,\n"
         f"    beforeAction: {pacing}, guard: ({world})(c) }});\n"
         "}"
     )
@@ -107,6 +107,15 @@ def guarded_code(
         "closeBanner": close_banner,
     }
     return _call(config, pace)
+
+
+def verdicts_code(numbers: list[int]) -> str:
+    """The app's own call (no input is sent) for what a press on each numbered element of the current
+    observation would be judged: [{n, facts, verdict}] (bench/policy.py). Needs the guard runtime, which
+    the session's first guarded call installs."""
+    world = script_source("browser_copilot.sandbox", "world.js")
+    args = json.dumps({"op": "verdicts", "numbers": numbers})
+    return f"async (page) => ({world})(page.context()).page(page, {args})"
 
 
 def guard_report(result: CodeResult) -> GuardReport | None:
@@ -149,4 +158,5 @@ __all__ = [
     "replay_code",
     "targets",
     "types_into",
+    "verdicts_code",
 ]

@@ -200,6 +200,8 @@ class Observation:
         for download in self.downloads:
             where = download["path"] or "the browser's download folder"
             lines.append(f"Download {download['state']}: {download['name']} -> {where}")
+            if download["state"] == "completed":
+                lines.append(f"  (read its text with read_download, name {download['name']!r})")
         if self.dialog is not None:
             lines.append(
                 f'Open dialog ({self.dialog.kind}): "{self.dialog.message}" — the page waits until it is '

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from browser_copilot.browser import endpoints
-from browser_copilot.browser.calls import REVOKE, SessionFacts, download_reader_install, unwrap, wrap_call
+from browser_copilot.browser.calls import REVOKE, SessionFacts, unwrap, wrap_call
 from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
@@ -48,7 +48,7 @@ from browser_copilot.errors import (
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.sandbox.effects import Allowed, HeldRequest
 from browser_copilot.sandbox.guard import Allow, needs_runtime, runtime_install_code
-from browser_copilot.sandbox.network import NetworkGuard, TabOwners, run_tab_url
+from browser_copilot.sandbox.network import Download, NetworkGuard, TabOwners, run_tab_url
 from browser_copilot.sandbox.urls import Refusal, UrlPolicy
 
 log = logging.getLogger(__name__)
@@ -558,6 +558,10 @@ class BrowserSession:
         if not task.cancelled() and isinstance(task.exception(), CdpError):
             log.debug("putting the observer ahead into a new document failed: %s", task.exception())
 
+    def downloads(self) -> list[Download]:
+        """The downloads of the agent's tabs, as the browser reported them (oldest first)."""
+        return self.network.downloads() if self.network is not None else []
+
     def downloads_begun(self) -> int:
         return self.network.downloads_begun if self.network is not None else 0
 
@@ -677,8 +681,7 @@ class BrowserSession:
         await self._tell_session(timeout)
         result = await self._call(code, timeout=timeout)
         if result.ok and needs_runtime(result.value):
-            install = runtime_install_code(self._root or project_root(), before=download_reader_install())
-            installed = await self._call(install, timeout=timeout)
+            installed = await self._call(runtime_install_code(self._root or project_root()), timeout=timeout)
             if not installed.ok:
                 return installed
             self.facts.told = None  # a new browser context: it is told again

@@ -497,12 +497,6 @@ async (page, config) => {
       images.push(shot.toString('base64'));
       return { screenshot: images.length, bytes: shot.length };
     },
-    async downloadText(download, o) {
-      const max = Math.min(Math.max(Number(o.maxChars) || 20000, 100), 200000);
-      const reading = config.readDownload;
-      if (!reading) throw new Error('Downloads cannot be read here.');
-      return reading(await download.path(), download.suggestedFilename(), max);
-    },
   };
   let out;
   try {

@@ -259,14 +259,6 @@
       throw new TypeError(`option ${i} must be a string or { value | label | index }`);
     });
 
-    const downloadOf = (d) => made({
-      suggestedFilename: sync(() => data(d.suggestedFilename())),
-      url: sync(() => data(d.url())),
-      path: later(async () => data(await call.wait(d.path()))),
-      failure: later(async () => data(await call.wait(d.failure()))),
-      text: later(async (o) => data(await call.wait(io.downloadText(d, options(o, { maxChars: 'number' }))))),
-    }, d);
-
     const pages = new WeakMap();
     const pageOf = (tab) => {
       if (pages.has(tab)) return pages.get(tab);
@@ -317,12 +309,12 @@
         }),
         waitForEvent: later(async (name, o) => {
           const event = text(name, 'event');
-          if (event !== 'download' && event !== 'popup') {
-            throw new TypeError(`page.waitForEvent('${event}') is not available: only 'download' and 'popup' are`);
+          if (event !== 'popup') {
+            const instead = event === 'download' ? "; a download is reported by the next observation: read it with read_download" : '';
+            throw new TypeError(`page.waitForEvent('${event}') is not available: only 'popup' is${instead}`);
           }
           const timeout = call.timeout(typeof o === 'number' ? o : o && o.timeout);
-          const got = await call.wait(tab.waitForEvent(event, { timeout }));
-          return event === 'download' ? downloadOf(got) : pageOf(await call.wait(io.own(got)));
+          return pageOf(await call.wait(io.own(await call.wait(tab.waitForEvent('popup', { timeout })))));
         }),
       }, tab);
       pages.set(tab, facade);
@@ -345,7 +337,7 @@
   const PAGE_API = 'page: goto, goBack, goForward, reload, url, title, locator, getByRole, getByText, getByLabel, '
     + 'getByPlaceholder, getByAltText, getByTitle, getByTestId, frameLocator, keyboard.press/type, '
     + 'mouse.click/dblclick/move/down/up/wheel, waitForURL, waitForLoadState, waitForTimeout, '
-    + "waitForEvent('download' | 'popup'), screenshot, context().pages() / newPage() / waitForEvent('page'), "
+    + "waitForEvent('popup'), screenshot, context().pages() / newPage() / waitForEvent('page'), "
     + 'bringToFront, close';
   const LOCATOR_API = 'locators: click, dblclick, hover, fill, clear, press, pressSequentially, check, uncheck, '
     + 'setChecked, selectOption, dragTo, focus, setInputFiles, scrollIntoViewIfNeeded, textContent, innerText, '

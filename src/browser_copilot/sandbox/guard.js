@@ -228,11 +228,27 @@
       .map((a) => ` ${a}="${clean(el.getAttribute(a), 40)}"`).join('');
     return `<${tag}${attrs}>…</${tag}>`;
   };
+  // Enter in a message field of no form, with no send button beside it (a chat that sends over its own
+  // socket, where no request can be held): what it holds may be sent. Not judged by its words (a field's
+  // label names the field): the judge looks, with the field and its surroundings.
+  const composer = (at, key) => {
+    if (!KEYS_THAT_ACT.has(keyName(key)) || !textField(at) || at.form || at.closest('form')) return null;
+    const text = at.isContentEditable ? at.innerText : at.value;
+    if (!text || !text.trim() || at.getAttribute('type') === 'search' || at.getAttribute('role') === 'searchbox') return null;
+    const facts = { ...factsOf(at), tag: 'button', role: 'button', name: clean(`Enter in "${F.labelOf(at) || nameOf(at)}"`, 80), message: true };
+    return { control: at, facts, verdict: { destructive: false, judge: true, category: 'send', reason: 'Enter in a message field may send what it holds' } };
+  };
   const judge = (args, at, kind) => {
+    const key = args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : '');
     const control = kind === 'press' || kind === 'drag' ? pressed(at) : kind === 'drop' ? dropped(at)
-      : kind === 'key' || kind === 'type' ? keyed(at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : '')) : null;
+      : kind === 'key' || kind === 'type' ? keyed(at, key) : null;
     // A replay after the user's /yes (app code only) opens an approved window even for a plain input.
     const plain = args.approve ? 'allow' : 'structure';
+    const unseen = !control && (kind === 'key' || kind === 'type') ? composer(at, key) : null;
+    if (unseen) {
+      if (allowedBy(unseen.control, unseen.facts, args.allow)) return { how: 'allow', verdict: unseen.verdict, facts: unseen.facts };
+      return unseen;
+    }
     if (!control) return { how: plain };
     const facts = factsFor(control);
     if (!facts.name && closedHost(control)) facts.opaque = true;
@@ -362,6 +378,13 @@
       }
       case 'banner': return banner(!!args.always);
       case 'classify': return classify(args.facts || {});
+      // What a press on each numbered element would be judged (bench/policy.py): no stamps, no window.
+      case 'verdicts': return (args.numbers || []).map((n) => {
+        const el = stamped('data-bc-id', String(n));
+        const control = el && pressed(el);
+        const facts = control && factsFor(control);
+        return facts ? { n, facts, verdict: classify(facts) } : { n, facts: null, verdict: null };
+      });
       default: return null;
     }
   };

@@ -107,19 +107,17 @@ _RUNTIME_FOR = """
 """
 
 
-def runtime_install_code(root: Path, before: str = "") -> str:
+def runtime_install_code(root: Path) -> str:
     """Code that leaves, once per MCP server, the box the model's code runs in (a locked-down realm,
     sandbox/box.py) and the guard runtime (guard, classifier, phrase table) on the browser context
     object; guarded calls then carry only a stub, and put the runtime into a document the first time
-    they meet it there, with the phrase table of the page's language (a few tens of kB, not ~0.5 MB).
-    `before`: the app's own statements that need Node's globals (they run before the realm is locked)."""
+    they meet it there, with the phrase table of the page's language (a few tens of kB, not ~0.5 MB)."""
     return (
         "async (page) => { const c = page.context();\n"
         f"  const template = {json.dumps(guard_template())};\n"
         f"  const table = JSON.parse({json.dumps(lexicon_json())});\n"
         f"  const languageOf = {language_source()};\n"
         f"{_RUNTIME_FOR}"
-        f"{before}"
         f"{box_install_lines(root)}"
         f"  c.__bcRuntimeV = {json.dumps(runtime_version())};\n"
         "  return 'installed'; }"

@@ -125,6 +125,17 @@ class _Connection(CdpConnection):
 
 
 @dataclass
+class Download:
+    """A download the browser began in one of the agent's tabs, as the browser reported it."""
+
+    guid: str
+    name: str
+    url: str
+    state: str = "started"
+    path: str | None = None
+
+
+@dataclass
 class _Target:
     id: str
     kind: str
@@ -249,6 +260,7 @@ class NetworkGuard:
         """Called with a tab's target id when a new document of its main frame is parsed
         (`browser.look` puts the observer there ahead of the first look)."""
         self._downloads_running: set[str] = set()
+        self._downloads: dict[str, Download] = {}
 
     # ----- lifecycle ---------------------------------------------------------------------------
 
@@ -269,6 +281,10 @@ class NetworkGuard:
         try:
             self._cdp = await _Connection.open(endpoint, self._on_event)
             await self._cdp.send("Target.setDiscoverTargets", {"discover": True})
+            # Downloads go where the browser saves them (its own setting is kept); it says where.
+            await self._cdp.send(
+                "Browser.setDownloadBehavior", {"behavior": "default", "eventsEnabled": True}
+            )
             await self._cdp.send(
                 "Target.setAutoAttach",
                 {
@@ -826,12 +842,28 @@ class NetworkGuard:
         self._dialogs.discard(session or "")
 
     async def _download_begins(self, params: dict[str, Any], session: str | None) -> None:
+        """A download begins (the browser's own event, with the frame it began in)."""
+        guid = str(params.get("guid"))
         self.downloads_begun += 1
-        self._downloads_running.add(str(params.get("guid")))
+        self._downloads_running.add(guid)
+        target = self._tab_of(None, str(params.get("frameId") or ""))
+        if target is not None and target.agent:
+            name = str(params.get("suggestedFilename") or "download")
+            self._downloads[guid] = Download(guid, name, str(params.get("url") or ""))
 
     async def _download_progress(self, params: dict[str, Any], session: str | None) -> None:
-        if params.get("state") in ("completed", "canceled"):
-            self._downloads_running.discard(str(params.get("guid")))
+        guid = str(params.get("guid"))
+        state = str(params.get("state") or "")
+        if state in ("completed", "canceled"):
+            self._downloads_running.discard(guid)
+        known = self._downloads.get(guid)
+        if known is not None and state:
+            known.state = state
+            known.path = str(params.get("filePath") or "") or known.path
+
+    def downloads(self) -> list[Download]:
+        """The downloads of the agent's tabs, oldest first (what `read_download` may read)."""
+        return list(self._downloads.values())
 
     async def _request(self, params: dict[str, Any], session: str | None) -> None:
         cdp = self._cdp
@@ -1094,8 +1126,8 @@ class NetworkGuard:
         "Fetch.requestPaused": _request,
         "Page.javascriptDialogOpening": _dialog_opening,
         "Page.javascriptDialogClosed": _dialog_closed,
-        "Page.downloadWillBegin": _download_begins,
-        "Page.downloadProgress": _download_progress,
+        "Browser.downloadWillBegin": _download_begins,
+        "Browser.downloadProgress": _download_progress,
         "Runtime.bindingCalled": _binding,
     }
 
@@ -1105,6 +1137,7 @@ __all__ = [
     "GRACE_SECONDS",
     "GUARD_WORLD",
     "RUN_MARK",
+    "Download",
     "NetworkGuard",
     "TabOwners",
     "run_tab_url",

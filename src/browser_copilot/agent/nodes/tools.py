@@ -37,16 +37,19 @@ from browser_copilot.agent.tools import (
     handle_dialog,
     observe_page,
     parse_args,
+    read_download,
     switch_tab,
     update_working_state,
     upload_file,
 )
+from browser_copilot.browser.downloads import DownloadUnreadable, read_text
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observation import as_untrusted, observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 from browser_copilot.plain_steps import element_targets
+from browser_copilot.safety.redaction import mask_for_model
 
 Next = Literal[
     "agent",
@@ -113,6 +116,8 @@ async def _execute(run: ToolPass, ctx: AgentContext, call: ToolCall) -> ToolMess
         return tool_message(call, "Observed; the observation below is current.")
     if isinstance(args, upload_file):
         return await _upload(run, ctx, call, args)
+    if isinstance(args, read_download):
+        return await _read_download(ctx, call, args)
     mcp = ctx.browser.mcp
     assert mcp is not None
     if isinstance(args, handle_dialog):
@@ -144,6 +149,26 @@ async def _answer_dialog(
         said = hold_for_user(run, call, held[0].to_event())
         return tool_message(call, f"The dialog was {verb}. {said}")
     return tool_message(call, f"The dialog was {verb}.")
+
+
+async def _read_download(ctx: AgentContext, call: ToolCall, args: read_download) -> ToolMessage:
+    """The text of a download of the agent's tabs, as page content (untrusted, secrets masked)."""
+    found = [d for d in ctx.browser.downloads() if d.state == "completed"]
+    if args.name:
+        wanted = args.name.strip().lower()
+        found = [d for d in found if d.name.lower() == wanted or (d.path or "").lower().endswith(wanted)]
+    if not found:
+        seen = ", ".join(f"{d.name} ({d.state})" for d in ctx.browser.downloads()) or "none"
+        return tool_message(
+            call,
+            f"Error: no finished download{f' named {args.name!r}' if args.name else ''}; downloads: {seen}.",
+            error=True,
+        )
+    try:
+        text = await asyncio.to_thread(read_text, found[-1])
+    except DownloadUnreadable as exc:
+        return tool_message(call, f"Error: {exc}.", error=True)
+    return tool_message(call, f"{found[-1].name}:\n{as_untrusted(mask_for_model(text))}")
 
 
 def _named_by_user(state: AgentState, path: str) -> bool:

@@ -1,0 +1,69 @@
+"""What a download brought, as text (the `read_download` tool): a CSV, TXT, JSON or other text file as it
+is, a PDF's text (pypdf). Only files the browser itself reported saving for a download of the agent's
+tabs are read (the network policy's own DevTools connection saw it: `NetworkGuard.downloads`), never a
+path the model or the MCP server names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pypdf import PdfReader
+from pypdf.errors import PyPdfError
+
+from browser_copilot.sandbox.network import Download
+
+MAX_BYTES = 50 * 1024 * 1024
+"""A larger file is not read (a PDF of many scans, an archive)."""
+
+
+class DownloadUnreadable(ValueError):
+    """The file cannot be read as text: the message says why, for the model."""
+
+
+def read_text(download: Download, limit: int = 20_000) -> str:
+    """The text of a finished download, at most `limit` characters (the rest counted)."""
+    if download.state != "completed" or not download.path:
+        raise DownloadUnreadable(f"{download.name} has not finished downloading ({download.state})")
+    path = Path(download.path)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        raise DownloadUnreadable(f"{download.name} is no longer where the browser saved it") from None
+    if size > MAX_BYTES:
+        raise DownloadUnreadable(f"{download.name} is too large to read ({size // 1_000_000} MB)")
+    data = path.read_bytes()
+    if data.startswith(b"%PDF-"):
+        text = _pdf_text(path, download.name)
+    elif b"\0" in data[:8192]:
+        raise DownloadUnreadable(f"{download.name} is not a text file (CSV, TXT, JSON and PDF can be read)")
+    else:
+        text = data.decode("utf-8", "replace").lstrip("\ufeff")
+        if download.name.lower().endswith(".json"):
+            text = _json_text(text)
+    if len(text) > limit:
+        return f"{text[:limit]}\n… ({len(text) - limit} more characters)"
+    return text
+
+
+def _pdf_text(path: Path, name: str) -> str:
+    try:
+        reader = PdfReader(path)
+        pages = [page.extract_text() or "" for page in reader.pages[:200]]
+    except (PyPdfError, ValueError, KeyError, OSError) as exc:
+        raise DownloadUnreadable(f"{name} is a PDF that cannot be read ({type(exc).__name__})") from None
+    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    if not text:
+        raise DownloadUnreadable(f"{name} is a PDF without text (scanned pages?)")
+    return text
+
+
+def _json_text(text: str) -> str:
+    """A JSON file laid out one value per line (a minified one is one long line otherwise)."""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+    except ValueError:
+        return text
+
+
+__all__ = ["Download", "DownloadUnreadable", "read_text"]
