@@ -63,8 +63,9 @@ def types_into(code: str) -> bool:
 
 
 def _call(config: dict[str, Any], pacing: str = "undefined") -> str:
-    """One guarded call: call.js with the session's facts (the MCP process's context keeps them:
-    `__bcSession` from `BrowserSession._tell_session`, `__bcCall` from `BrowserSession._call`)."""
+    """One guarded call: call.js (with reach.js, what it may reach) and the session's facts (the MCP
+    process's context keeps them: `__bcSession` from `BrowserSession._tell_session`, `__bcCall` from
+    `BrowserSession._call`)."""
     world = script_source("browser_copilot.sandbox", "world.js")
     return (
         "async (page) => {\n"
@@ -79,7 +80,8 @@ def _call(config: dict[str, Any], pacing: str = "undefined") -> str:
         "    owned: session.owned || [], forbidden: session.forbidden || [],\n"
         "    uploads: session.uploads || [],\n"
         "    deadline: call.deadline, callId: call.id,\n"
-        f"    beforeAction: {pacing}, guard: ({world})(c) }});\n"
+        f"    beforeAction: {pacing}, guard: ({world})(c),\n"
+        f"    reach: {script_source('browser_copilot.sandbox', 'reach.js')} }});\n"
         "}"
     )
 

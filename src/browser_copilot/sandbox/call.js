@@ -3,10 +3,10 @@
 // reaches the browser only through `io` below. Every input goes through `act`: first the guard judges
 // what the input would reach (guard.js, in the page's isolated world: the element under the point, the
 // focused field, the form a key submits, the drop target), then the input is sent exactly as judged.
-// The call sees only the session's own tabs; it ends when a dialog or file chooser opens, when the
-// network policy holds a request, or when its time is up; secret fields' values are masked in whatever
-// comes back. Called as (page, config), config = { version, source, allow, frames, owned, forbidden,
-// uploads, deadline, actionTimeout, appCode, closeBanner, beforeAction, callId, guard }. It answers
+// The call sees only the session's own tabs (reach.js); it ends when a dialog or file chooser opens,
+// when the network policy holds a request, or when its time is up; secret fields' values are masked in
+// whatever comes back. Called as (page, config), config = { version, source, allow, frames, owned, forbidden,
+// uploads, deadline, actionTimeout, appCode, closeBanner, beforeAction, callId, guard, reach }. It answers
 // { __bcActed, value, opened, images } (see `answer`).
 async (page, config) => {
   const context = page.context();
@@ -16,126 +16,12 @@ async (page, config) => {
   const guard = config.guard;
   const allow = config.allow;
 
-  // ----- the session's tabs ----------------------------------------------------------------------
-  const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0']);
-  // A tab of the app's own server (or the browser's DevTools endpoint) is the user's, never the code's.
-  const forbidden = (p) => {
-    let u;
-    try { u = new URL(p.url()); } catch (e) { return false; }
-    const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const port = u.port || (u.protocol === 'https:' ? '443' : '80');
-    return (config.forbidden || []).some((origin) => {
-      const at = origin.lastIndexOf(':');
-      const h = origin.slice(0, at);
-      return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
-    });
-  };
-  const owned = new Set([page]);
-  const ownedIds = new Set(config.owned || []);
-  const opened = [];
-  if (ownedIds.size) {
-    for (const p of context.pages()) {
-      if (p !== page && ownedIds.has(await guard.target(p).catch(() => null))) owned.add(p);
-    }
-  }
   let stop = () => undefined;
   let halted = null;
   let secretBlocked = 0;
   const stopWith = (why) => { halted = halted || why; stop(why); };
-  const watching = [];
-  const onChooser = () => stopWith('Stopped: a file chooser opened. Upload with the upload_file tool instead.');
-  const onDialog = (dialog) => {
-    if (!owned.has(dialog.page())) return;
-    stopWith(`Stopped: the page opened a ${dialog.type()} dialog ("${dialog.message().slice(0, 160)}"); `
-      + 'answer it with handle_dialog.');
-  };
-  const heldRequests = [];
-  const onNetwork = (payload) => {
-    let message = null;
-    try { message = JSON.parse(payload); } catch (e) { return; }
-    if (message && message.held) {
-      heldRequests.push(message.held);
-      stopWith("Stopped: a request this code's action sent is held for the user's confirmation; the rest of the code did not run.");
-    }
-  };
-  const adopt = async (p) => {
-    if (!owned.has(p)) {
-      owned.add(p);
-      opened.push(await guard.target(p).catch(() => null));
-    }
-    p.on('filechooser', onChooser);
-    watching.push(() => p.off('filechooser', onChooser));
-    const unlisten = await guard.listen(p, onNetwork).catch(() => null);
-    if (unlisten) watching.push(unlisten);
-    return p;
-  };
-  // A tab an owned tab opened (a popup, a link with target=_blank, also with noopener) is the session's.
-  const openedByOwned = async (p) => {
-    const opener = await guard.opener(p).catch(() => null);
-    if (!opener) return false;
-    if (ownedIds.has(opener)) return true;
-    for (const o of owned) if ((await guard.target(o).catch(() => null)) === opener) return true;
-    return false;
-  };
-  const onPage = async (p) => {
-    if (!forbidden(p) && (await openedByOwned(p))) await adopt(p);
-  };
-  context.on('page', onPage);
-  context.on('dialog', onDialog);
-  for (const p of [...owned]) await adopt(p);
-
-  // ----- el(N), secrets ----------------------------------------------------------------------------
-  const el = (n) => {
-    let scope = page;
-    for (const f of (config.frames || {})[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);
-    return scope.locator(`[data-bc-id="${n}"]`);
-  };
-  const secrets = new Set();
-  const note = (report) => {
-    for (const v of (report && report.secrets) || []) if (String(v).length >= 3) secrets.add(String(v));
-  };
-  const variants = (v) => {
-    const utf8 = Buffer.from(v, 'utf8');
-    const b64 = utf8.toString('base64');
-    return [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
-      utf8.toString('hex'), [...v].reverse().join(''), [...v].join(' '), [...v].join(',')].filter((x) => x.length >= 3);
-  };
-  const mask = (text) => {
-    let out = String(text);
-    for (const v of secrets) for (const form of variants(v)) out = out.split(form).join('<masked>');
-    return out;
-  };
-  const masked = (value) => {
-    if (value === undefined || !secrets.size) return value;
-    const text = mask(JSON.stringify(value));
-    try { return JSON.parse(text); } catch (e) { return text; }
-  };
-  const seeSecrets = async () => {
-    for (const p of owned) if (!p.isClosed()) note(await guard.page(p, { op: 'secrets' }).catch(() => null));
-  };
-  // Frames the page's own world cannot reach (another origin, or below one) have a guard of their own.
-  const origin = (url) => {
-    try { const o = new URL(url).origin; return o === 'null' ? null : o; } catch (e) { return null; }
-  };
-  const originOf = (frame) => {
-    for (let f = frame; f; f = f.parentFrame()) { const o = origin(f.url()); if (o) return o; }
-    return null;
-  };
-  const apart = (p, frame) => {
-    for (let x = frame; x && x !== p.mainFrame(); x = x.parentFrame()) {
-      if (!x.parentFrame() || originOf(x) !== originOf(x.parentFrame())) return true;
-    }
-    return false;
-  };
-  // A one-time permission marks its targets in every document the call may reach (frames of another
-  // origin have a guard of their own).
-  if (allow) {
-    for (const p of owned) {
-      note(await guard.page(p, { op: 'allow', allow }).catch(() => null));
-      for (const f of p.frames()) if (apart(p, f)) await guard.frame(f, { op: 'allow', allow }).catch(() => null);
-    }
-  }
-  await seeSecrets();
+  const { owned, opened, forbidden, openedByOwned, adopt, apart, el, mask, masked, seeSecrets, heldRequests,
+    release } = await config.reach(page, config, guard, stopWith);
 
   // ----- one input, judged first -------------------------------------------------------------------
   const HOLD = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
@@ -174,6 +60,7 @@ async (page, config) => {
     for (let hops = 0; hops < 8; hops += 1) {
       const own = apart(p, at);
       const out = own ? await guard.frame(at, ask) : await guard.page(p, { ...ask, signal: sig });
+      if (out && out.elsewhere) return out;
       if (!out || out.lost) throw new Error('the element this input would reach could not be checked (it moved or the page changed); nothing was done');
       if (out.intercepted) return out;
       if (out.descend) {
@@ -208,6 +95,10 @@ async (page, config) => {
   // under that point, and that it is the element (else it "intercepts pointer events": asked again
   // until the time-out); null: only aimed. `dropOn`: a drag's drop target, aimed and judged with it.
   const aim = async (p, target, o, kind, action, dropOn) => {
+    if (kind && !dropOn) {
+      const quick = await aimHere(p, target, o, kind, action);
+      if (quick) return quick;
+    }
     const started = Date.now();
     const until = started + timeoutOf(o);
     const left = () => Math.max(1, until - Date.now());
@@ -232,6 +123,42 @@ async (page, config) => {
       const pause = tries < 3 ? 50 : 200;
       if (left() <= pause + 50) throw new Error(`Timeout ${Math.round(until - started)}ms exceeded: ${why}`);
       await p.waitForTimeout(pause);
+    }
+  };
+  // The same in one round trip when the element is in the page's own documents (most often): the guard
+  // finds it by its stamp, checks and scrolls it as Playwright would, and judges the press at its point.
+  // null: the element is in a frame of another origin (aimed above, through Playwright).
+  const aimHere = async (p, target, o, kind, action) => {
+    const started = Date.now();
+    const until = started + timeoutOf(o);
+    for (let tries = 0; ; tries += 1) {
+      const stamp = await stampOf(target, until);
+      const sig = signal(p, kind, action);
+      const out = await guard.page(p, { op: 'aim', kind, stamp, position: o && o.position, allow,
+        approve: !!config.replay, recv: sig.id, signal: sig });
+      if (!out || out.elsewhere) return null;
+      if (!out.retry) {
+        decided(out, action);
+        return { x: out.point.x, y: out.point.y, stamp };
+      }
+      const pause = tries < 3 ? 50 : 200;
+      if (until - Date.now() <= pause + 50) throw new Error(`Timeout ${Math.round(until - started)}ms exceeded: ${out.retry}`);
+      await p.waitForTimeout(pause);
+    }
+  };
+  // A locator's one element stamped for the guard, waited for as Playwright waits (strict: one element).
+  const stampOf = async (target, until) => {
+    const stamp = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+    for (let tries = 0; ; tries += 1) {
+      const n = await target.evaluateAll((els, s) => {
+        if (els.length === 1) els[0].setAttribute('data-bc-target', s);
+        return els.length;
+      }, stamp).catch(() => 0);
+      if (n === 1) return stamp;
+      if (n > 1) throw new Error(`strict mode violation: ${target} resolved to ${n} elements`);
+      const pause = tries < 3 ? 50 : 200;
+      if (until - Date.now() <= pause + 50) throw new Error(`Timeout exceeded waiting for ${target}`);
+      await new Promise((done) => setTimeout(done, pause));
     }
   };
   // A locator's element itself (for keys, text, a choice, files): stamped for the guard in its frame.
@@ -357,6 +284,8 @@ async (page, config) => {
       if (name === 'mouse.click' || name === 'mouse.down') await lateBanner(p);
       const mouse = mouseOf(p);
       if (name === 'mouse.click' || name === 'mouse.move') [mouse.x, mouse.y] = [a.args[0], a.args[1]];
+      // A press where the pointer already is: its held action says where, so /yes presses that point.
+      if (name === 'mouse.down') action.args = [mouse.x, mouse.y, o];
       const kind = name === 'mouse.move' ? 'hover' : name === 'mouse.wheel' ? 'wheel'
         : name === 'mouse.up' && mouse.down ? 'drop' : 'press';
       decided(await preflight(p, null, { op: 'preflight', kind, point: { x: mouse.x, y: mouse.y } }, action), action);
@@ -399,8 +328,12 @@ async (page, config) => {
     if (name === 'upload' && (!files.length || files.some((f) => !(config.uploads || []).includes(f)))) {
       throw new Error('Only files the user named can be uploaded: use the upload_file tool.');
     }
-    const spot = await mark(target, o);
-    const out = await preflight(p, spot.frame, { op: 'preflight', kind, stamp: spot.stamp, key, text: name === 'type' ? text : undefined }, action);
+    const ask = { op: 'preflight', kind, key, text: name === 'type' ? text : undefined };
+    let out = await preflight(p, null, { ...ask, stamp: await stampOf(target, Date.now() + timeoutOf(o)), here: true }, action);
+    if (out.elsewhere) {
+      const spot = await mark(target, o);
+      out = await preflight(p, spot.frame, { ...ask, stamp: spot.stamp }, action);
+    }
     decided(out, action);
     const options = { timeout: timeoutOf(o) };
     if (name === 'fill') {
@@ -471,10 +404,14 @@ async (page, config) => {
     act,
     async read(target, what, name, o) {
       if (what === 'attribute' && String(name).toLowerCase() !== 'value') return target.getAttribute(name, { timeout: timeoutOf(o) });
-      const spot = await mark(target, o);
-      const read = { op: 'read', stamp: spot.stamp };
-      const out = await (apart(target.page(), spot.frame) ? guard.frame(spot.frame, read) : guard.page(target.page(), read))
-        .catch(() => null);
+      const here = { op: 'read', stamp: await stampOf(target, Date.now() + timeoutOf(o)), here: true };
+      let out = await guard.page(target.page(), here).catch(() => null);
+      if (out && out.elsewhere) {
+        const spot = await mark(target, o);
+        const read = { op: 'read', stamp: spot.stamp };
+        out = await (apart(target.page(), spot.frame) ? guard.frame(spot.frame, read) : guard.page(target.page(), read))
+          .catch(() => null);
+      }
       if (!out || out.secret) throw new Error('That field holds a password, one-time code or card number; its value is not readable.');
       return what === 'value' ? target.inputValue({ timeout: timeoutOf(o) }) : target.getAttribute(name, { timeout: timeoutOf(o) });
     },
@@ -514,9 +451,7 @@ async (page, config) => {
       out = await box.run(page, config.source, io);
     }
   } finally {
-    context.off('page', onPage);
-    context.off('dialog', onDialog);
-    for (const undo of watching) undo();
+    release();
   }
   await seeSecrets();
   const result = out.json === undefined || out.json === null ? undefined : JSON.parse(out.json);

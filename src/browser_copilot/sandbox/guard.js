@@ -10,8 +10,8 @@
 // one-time permission for it; typing into a secret field is refused; anything else may go, and the
 // app's network policy is told that this action's window opens (the `__bcEffect` binding, which only
 // this world has), with how it was allowed.
-// Called with { op: 'preflight' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner' |
-// 'classify', ... }. Evaluated once per document (world.js installs it); the ops are the function it
+// Called with { op: 'preflight' | 'aim' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner'
+// | 'verdicts', ... }. Evaluated once per document (world.js installs it); the ops are the function it
 // returns. __POLICY__, __FACTS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are filled in (guard.py).
 (() => {
   let classifier = null;
@@ -210,7 +210,7 @@
     }
     if (args.stamp) {
       const el = stamped('data-bc-target', args.stamp);
-      if (!el) return { lost: true };
+      if (!el) return args.here ? { elsewhere: true } : { lost: true };
       el.removeAttribute('data-bc-target');
       return { el };
     }
@@ -262,7 +262,7 @@
     && !(el.textContent || '').trim() && el.getClientRects().length > 0;
   const preflight = (args) => {
     const found = receiver(args);
-    if (found.lost || found.descend || found.intercepted) return found;
+    if (found.lost || found.elsewhere || found.descend || found.intercepted) return found;
     const at = found.el;
     if (!at) return go(args, args.approve ? 'allow' : 'structure');
     if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
@@ -292,6 +292,49 @@
     }
     decided.control.setAttribute('data-bc-held', id);
     return { held: { id, kind: args.kind, facts: decided.facts, verdict: decided.verdict, ...detailsOf(decided.control, decided.verdict, decided.facts) } };
+  };
+  // Where a pointer will press a locator's element (the app stamped it), found here in one step as
+  // Playwright's actionability checks find it: visible, enabled (for a press), scrolled into view when it
+  // is not, and still across an animation frame; the point of its box in the page's viewport. Then judged
+  // as any press at that point (and that it is the element). `{ elsewhere }`: the element is in a frame
+  // of another origin, where the app aims through Playwright; `{ retry }`: not yet, and why.
+  const nextFrame = () => new Promise((done) => { requestAnimationFrame(() => done()); setTimeout(done, 50); });
+  const boxOf = (el) => {
+    const r = el.getBoundingClientRect();
+    let [x, y] = [r.left, r.top];
+    for (let w = el.ownerDocument.defaultView; w !== window && w.frameElement; w = w.parent) {
+      const [ix, iy] = into(w.frameElement, 0, 0);
+      [x, y] = [x - ix, y - iy];
+    }
+    return { x, y, width: r.width, height: r.height };
+  };
+  const same = (a, b) => a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
+  const aim = async (args) => {
+    const el = stamped('data-bc-target', args.stamp);
+    if (!el) return { elsewhere: true };
+    let box = boxOf(el);
+    if (!box.width || !box.height || el.ownerDocument.defaultView.getComputedStyle(el).visibility === 'hidden') {
+      return { retry: 'the element is not visible' };
+    }
+    if (args.kind === 'press' && (el.matches(':disabled') || closestDeep(el, '[aria-disabled="true"]'))) {
+      return { retry: 'the element is not enabled' };
+    }
+    const own = el.getBoundingClientRect();
+    const win = el.ownerDocument.defaultView;
+    const outside = (r, w, h) => r.x < 0 || r.y < 0 || r.x + r.width > w || r.y + r.height > h;
+    if (outside(box, innerWidth, innerHeight) || outside(own, win.innerWidth, win.innerHeight)) {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      box = boxOf(el);
+    }
+    await nextFrame();
+    const now = boxOf(el);
+    if (!same(box, now)) return { retry: 'the element is not stable' };
+    const at = args.position || { x: now.width / 2, y: now.height / 2 };
+    const point = { x: now.x + at.x, y: now.y + at.y };
+    const out = preflight({ ...args, point });
+    if (out.descend) return { retry: 'a frame of another origin intercepts pointer events' };
+    if (out.intercepted) return { retry: `${out.intercepted} intercepts pointer events` };
+    return { ...out, point };
   };
   // An upload goes into the file input itself, the one a button or label stands for, or onto a drop zone.
   const uploadInto = (el) => {
@@ -352,6 +395,7 @@
   return (args) => {
     switch (args.op) {
       case 'preflight': return preflight(args);
+      case 'aim': return aim(args);
       case 'address': {
         const entry = addressHeld(String(args.url));
         if (entry && !(args.allow && (args.allow.names || []).includes(String(args.url).toLowerCase()))) return { held: entry };
@@ -373,11 +417,11 @@
       case 'secrets': return { secrets: secretValues() };
       case 'read': {
         const el = stamped('data-bc-target', args.stamp);
+        if (!el && args.here) return { elsewhere: true };
         if (el) el.removeAttribute('data-bc-target');
         return { secret: !el || isSecret(el) };
       }
       case 'banner': return banner(!!args.always);
-      case 'classify': return classify(args.facts || {});
       // What a press on each numbered element would be judged (bench/policy.py): no stamps, no window.
       case 'verdicts': return (args.numbers || []).map((n) => {
         const el = stamped('data-bc-id', String(n));

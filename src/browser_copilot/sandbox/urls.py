@@ -11,31 +11,8 @@ from urllib.parse import unquote, urlsplit
 
 from browser_copilot.config import Settings
 
-_SECOND_LEVEL = frozenset(
-    [
-        "co",
-        "com",
-        "net",
-        "org",
-        "gov",
-        "edu",
-        "ac",
-        "or",
-        "ne",
-        "go",
-        "gob",
-        "gouv",
-        "mil",
-        "nic",
-        "ltd",
-        "plc",
-        "sch",
-        "nhs",
-        "gen",
-        "info",
-        "biz",
-    ]
-)
+_SECOND_LEVEL_WORDS = "co com net org gov edu ac or ne go gob gouv mil nic ltd plc sch nhs gen info biz"
+_SECOND_LEVEL = frozenset(_SECOND_LEVEL_WORDS.split())
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 _DIGITS = re.compile(r"\d(?:[\d .-]?\d){9,}")
 """Ten or more digits, allowing single separators: a card, account or phone number."""
