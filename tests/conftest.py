@@ -5,6 +5,7 @@ Browser tests fail (never skip) when Chromium is missing: CI must install it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -18,6 +19,7 @@ import pytest_asyncio
 from browser_copilot.browser.launcher import LaunchedBrowser, launch
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import FALLBACKS, Settings, env_names, load_settings
+from browser_copilot.errors import CopilotError
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.pages import PageServer
 from tests.support.postgres import postgres_server, postgres_url  # noqa: F401  (fixtures)
@@ -116,7 +118,28 @@ async def browser_session(
         tmp_path_factory.mktemp("shared-data"), cdp_endpoint=session_browser.endpoint.url
     )
     async with BrowserSession(settings, root=ROOT) as session:
-        yield session
+        _SHARED.append(session)
+        try:
+            yield session
+        finally:
+            _SHARED.remove(session)
+
+
+_SHARED: list[BrowserSession] = []
+_CLOSE_OTHER_TABS = (
+    "async (page) => { let n = 0; for (const p of page.context().pages())"
+    " if (p !== page && !p.isClosed()) { await p.close(); n += 1; } return n }"
+)
+
+
+@pytest_asyncio.fixture(scope="module", autouse=True)
+async def no_tabs_left_behind() -> AsyncIterator[None]:
+    """A module's tests share the session's browser with the next module's: the tabs they opened (and
+    did not close) are closed when the module ends, so an observation's tab list starts the same."""
+    yield
+    for session in _SHARED:
+        with contextlib.suppress(CopilotError):  # a test that ended the browser: nothing is left open
+            await session.run_code(_CLOSE_OTHER_TABS, idempotent=True)
 
 
 @pytest.fixture

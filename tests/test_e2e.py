@@ -81,6 +81,7 @@ async def test_a_multi_page_task_reaches_an_answer(
         "handle_dialog",
         "switch_tab",
         "upload_file",
+        "read_download",
         "hand_over",
         "remember_about_user",
         "forget_about_user",
