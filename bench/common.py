@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from browser_copilot.browser.guarded import BRING_TO_FRONT  # noqa: E402
 from browser_copilot.browser.launcher import LaunchedBrowser, find_executable, launch  # noqa: E402
 
 
@@ -44,3 +46,18 @@ def rss_mb(pid: int) -> float:
     except OSError:
         return 0.0
     return 0.0
+
+
+def raw_code(code: str, frames: dict[str, list[int]] | None = None) -> str:
+    """The peer of a guarded call: the same `async (page) => {...}` as plain Playwright in the code tool,
+    with `el(N)` as a locator and nothing judged, no box, no façade (what the browser itself takes)."""
+    return (
+        "async (page) => {\n"
+        f"{BRING_TO_FRONT}"
+        f"  const __frames = {json.dumps(frames or {})};\n"
+        "  const el = (n) => { let scope = page;\n"
+        '    for (const f of __frames[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);\n'
+        '    return scope.locator(`[data-bc-id="${n}"]`); };\n'
+        f"  return await ({code.strip().rstrip(';')})(page);\n"
+        "}"
+    )

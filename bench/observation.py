@@ -60,11 +60,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from browser_copilot.agent.conversation import observation_message, to_state  # noqa: E402
-from browser_copilot.browser.observation import Observation, observe, wrap_model_code  # noqa: E402
+from browser_copilot.browser.observation import Observation, observe  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.llm.tokens import count_tokens  # noqa: E402
-from common import bench_browser  # noqa: E402
+from common import bench_browser, raw_code  # noqa: E402
 
 DOCS: dict[str, tuple[str, list[str]]] = {
     "python3-doc": ("/usr/share/doc/python3-doc/html", ["library/functions.html", "tutorial/index.html"]),
@@ -234,7 +234,7 @@ async def actionable(session: BrowserSession, observation: Observation) -> float
         " for (const n of ns) { const l = el(n); out.push((await l.count()) === 1 && await l.isVisible()); }"
         " return out; }"
     )
-    result = await session.run_code(wrap_model_code(code, frames), idempotent=True)
+    result = await session.run_code(raw_code(code, frames), idempotent=True)
     values = result.value if result.ok and isinstance(result.value, list) else []
     return sum(1 for v in values if v) / len(numbers)
 

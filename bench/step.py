@@ -55,7 +55,7 @@ import websockets
 from langchain_core.messages import BaseMessageChunk
 from langgraph.checkpoint.memory import InMemorySaver
 
-from common import bench_browser
+from common import bench_browser, raw_code
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -69,7 +69,7 @@ from browser_copilot.agent.conversation import to_state  # noqa: E402
 from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E402
 from browser_copilot.browser.guarded import guarded_code  # noqa: E402
 from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
-from browser_copilot.browser.observation import observe, wrap_model_code  # noqa: E402
+from browser_copilot.browser.observation import observe  # noqa: E402
 from browser_copilot.browser.pacing import Pacing  # noqa: E402
 from browser_copilot.browser.results import CodeResult  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
@@ -276,14 +276,14 @@ async def guard_and_settle(
         for kind, source in zip(ACTIONS, moves(pages), strict=True):
             start = json.dumps((await session.run_code("async (page) => page.url()", idempotent=True)).value)
             back = guarded_code(f"async (page) => {{ await page.goto({start}) }}")
-            pairs = list(zip((wrap_model_code, guarded_code), kinds[kind], strict=True))
+            pairs = list(zip((raw_code, guarded_code), kinds[kind], strict=True))
             for wrap, times in pairs[:: 1 if turn % 2 else -1]:  # raw first every other turn
                 await session.run_code(back)  # each from the same page, just loaded as in a run
                 frames = to_state(await observe(session, settle=True))["frames"]
                 times.append(await timed_call(session, wrap(source, frames)))
             guard.append(kinds[kind][1][-1] - kinds[kind][0][-1])
             if kind == "goto":  # the last call was raw or guarded: a guarded call meets a new document
-                await session.run_code(wrap_model_code(source))
+                await session.run_code(raw_code(source))
                 first = await timed_call(session, nothing)
                 install.append(first - await timed_call(session, nothing))
             started = time.perf_counter()
