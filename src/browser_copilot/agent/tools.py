@@ -28,7 +28,7 @@ class browser_run_code(BaseModel):
       getByRole(role, { name }), getByText, getByLabel, getByPlaceholder, getByAltText, getByTitle,
       getByTestId, frameLocator(selector), keyboard.press(key) / type(text), mouse.click(x, y) /
       dblclick / move / down / up / wheel(dx, dy), waitForURL(url), waitForLoadState(),
-      waitForTimeout(ms), waitForEvent('download' | 'popup'), screenshot(), bringToFront(), close(),
+      waitForTimeout(ms), waitForEvent('popup'), screenshot(), bringToFront(), close(),
       context().pages() / newPage() / waitForEvent('page').
     - locators, and `el(N)` for element [N] of the current observation: click, dblclick, hover, fill,
       clear, press, pressSequentially, check, uncheck, setChecked, selectOption, dragTo(locator),
