@@ -21,7 +21,8 @@ EventKind = Literal[
     "node",  # data: node (just finished); summary: what the agent does now ("checking the action")
     "observation",  # data: url, title, elements, tokens (approx), ms
     "tool_call",  # data: tool, args, step, counted, targets (el(N) -> role, name); summary: "Clicking …"
-    "tool_result",  # data: tool, ok, result (the result text, one line), outcome (done|failed|held|refused)
+    # tool_result: tool, ok, result (the result text, one line), outcome (done|failed|held|refused|unsure)
+    "tool_result",
     "policy_request",  # data: card (what, site, values, reason, category)
     "policy_result",  # data: approved + card | refused | judge, destructive, reason, what; outcome
     "plan",  # data: goal, plan, progress

@@ -1102,7 +1102,7 @@ def _blocked_requests(text: str) -> int:
 
 
 def outcome_of(ok: bool, text: str) -> str:
-    """done | failed | held | refused, from a tool result."""
+    """done | failed | held | refused, from a tool result (a replay's may also be unsure)."""
     if text.startswith("Held for the user's confirmation"):
         return "held"
     if text.startswith("Refused"):
@@ -1244,9 +1244,21 @@ class Narrator:
         outcome = outcome_of(ok, text)
         if tool == "replay":
             what = re.search(
-                r"The user allowed (.+?)(?: and it ran| but it could not|, but it could not)", text
+                r"The user allowed (.+?)"
+                r"(?: and it ran| and the input was made| but it could not|, but it could not)",
+                text,
             )
             thing_text = thing(what.group(1)) if what else "the action"
+            sent = re.search(r"The browser sent (.+?)\.(?:\s|$)", text)
+            if ok and outcome == "done" and sent:
+                went = f"Went ahead with {thing_text}, as you allowed: sent {sent.group(1)}"
+                return {"summary": went, "outcome": "done"}
+            if ok and outcome == "done" and "No request to the site was seen" in text:
+                return {
+                    "summary": f"Made the input for {thing_text}, as you allowed; no request to the site "
+                    "was seen",
+                    "outcome": "unsure",
+                }
             if ok and outcome == "done":
                 return {"summary": f"Went ahead with {thing_text}, as you allowed", "outcome": "done"}
             return {

@@ -22,8 +22,9 @@ from browser_copilot.agent.nodes.critical_action_validator import (
     describe,
     steps_since_approval,
 )
+from browser_copilot.agent.record import forget_sent, record, requests_sent, sent_words
 from browser_copilot.agent.signals import classify_error, covering, result_text
-from browser_copilot.agent.state import ActionRecord, AgentState, ObservationState, PendingAction
+from browser_copilot.agent.state import ActionRecord, AgentState, Committed, ObservationState, PendingAction
 from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import browser_run_code
 from browser_copilot.browser.guarded import GuardReport, guard_report, guarded_code, replay_code, targets
@@ -297,6 +298,7 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
     )
     what = replay.get("what", "the action")
     ok = True
+    committed: list[Committed] | None = None
     if not await first_run(ctx, allow.token):
         text, ok = MAYBE_RAN.format(what=what), False
     elif not held.get("action"):
@@ -307,19 +309,23 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
         )
     else:
         ctx.browser.issue(allow, "approved")
+        forget_sent(ctx.browser)
         program = replay_code(str(held.get("id")), held.get("action") or {}, allow)
         result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)
         again = guard_report(result) is not None or bool(ctx.browser.held_requests())
         ok = result.ok and not again
-        text = (
-            f"The user allowed {what} and it ran (once)."
-            if ok
-            else f"The user allowed {what}, but it could not be done: {result.error or 'it was held again'}."
-        )
+        if ok:
+            sent = await requests_sent(ctx.browser)
+            committed = record(state, what, str(replay.get("category") or ""), sent)
+            text = f"The user allowed {what} and the input was made (once).{sent_words(sent)}"
+        else:
+            why = result.error or "it was held again"
+            text = f"The user allowed {what}, but it could not be done: {why}."
     text += str(replay.get("note") or "")
     ctx.events(Event("tool_result", {"tool": "replay", "ok": ok, "result": text}))
     return Command(
         update={
+            **({"committed": committed} if committed is not None else {}),
             "replay": None,
             "messages": [feedback(text)],
             "observation_stale": True,

@@ -52,6 +52,17 @@ class ActionRecord(TypedDict):
     error_kind: ErrorKind
 
 
+class Committed(TypedDict):
+    """An action the user allowed that ran (F24, F28): the record "done" and the answer check read."""
+
+    what: str
+    """The card's words for it ("places the order ($500.00)")."""
+    category: str
+    sent: list[str]
+    """The writing or committing requests it let leave ("POST shop.test/checkout"); empty: none seen."""
+    step: int
+
+
 class ObservedElement(TypedDict):
     n: int
     role: str
@@ -166,6 +177,8 @@ class AgentState(TypedDict, total=False):
     progress_mark: list[int]
     """[tool_steps, done count] at the last progress analysis."""
     actions: list[ActionRecord]
+    committed: list[Committed]
+    """The actions the user allowed that ran, for the whole goal (a "continue" keeps them)."""
     unchanged: int
     """Acting steps in a row after which the page fingerprint did not change."""
     last_error: dict[str, str] | None
@@ -240,5 +253,6 @@ def new_request(text: str, previous: dict[str, Any] | None) -> dict[str, Any]:
             current_goal=text.strip()[:500],
             plan=[],
             progress={"current": 1, "done": [], "blocked": []},
+            committed=[],
         )
     return update

@@ -46,7 +46,7 @@ from browser_copilot.errors import (
     NetworkPolicyDown,
 )
 from browser_copilot.sandbox.cdp import CdpError
-from browser_copilot.sandbox.effects import Allowed, HeldRequest
+from browser_copilot.sandbox.effects import Allowed, HeldRequest, SentRequest
 from browser_copilot.sandbox.guard import Allow, needs_runtime, runtime_install_code
 from browser_copilot.sandbox.network import Download, NetworkGuard, TabOwners, run_tab_url
 from browser_copilot.sandbox.urls import Refusal, UrlPolicy
@@ -730,6 +730,10 @@ class BrowserSession:
     def held_requests(self) -> list[HeldRequest]:
         """Requests the effect gate held since the last time this was asked."""
         return self.network.held_requests() if self.network is not None else []
+
+    def sent_requests(self) -> list[SentRequest]:
+        """Writing or committing requests the agent's inputs let leave since the last time this was asked."""
+        return self.network.sent_requests() if self.network is not None else []
 
     def app_window(self, kind: str, allowed: Allowed) -> None:
         """The app itself acts in the agent's tab (it answers the page's dialog)."""

@@ -101,6 +101,20 @@ class HeldRequest:
         }
 
 
+@dataclass(frozen=True)
+class SentRequest:
+    """A request an input's window let leave that writes or commits (what really went, for the step)."""
+
+    method: str
+    site: str
+    path: str
+    category: str | None
+    allowed: Allowed
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.site}{self.path}"
+
+
 def _fields(body: str, content_type: str) -> tuple[tuple[str, str], ...]:
     """A form's or JSON object's fields, for the card: secrets and personal data masked."""
     pairs: list[tuple[str, str]] = []
@@ -129,6 +143,7 @@ class EffectGate:
         self._issued: dict[str, Allowed] = {}
         self._spent: set[str] = set()
         self._held: list[HeldRequest] = []
+        self._sent: list[SentRequest] = []
         self.calls = 0
 
     def issue(self, token: str, how: Allowed) -> None:
@@ -200,19 +215,27 @@ class EffectGate:
     ) -> HeldRequest | None:
         """The held request when this one may not leave, else None (see the module's rule)."""
         window = self.window_of(tab)
-        if window is None or window.allowed == "approved":
+        if window is None:
             return None
         verb = method.upper()
         found = request_commits(verb, url, body, content_type)
         again = (window.action or {}).get("name") in ("reload", "goBack", "goForward")
         if found is None and again and document and verb not in _READS:
             found = ("submit", "would send a form again")
-        if found is None:
+        parts = urlsplit(url)
+        if (
+            found is None
+            or window.allowed == "approved"
+            or (
+                window.allowed == "judged"
+                and window.category == found[0]  # the judge looked at this very thing
+            )
+        ):
+            if found is not None or verb not in _READS:
+                sent = SentRequest(verb, parts.netloc, parts.path or "/", found and found[0], window.allowed)
+                self._sent = [*self._sent[-19:], sent]
             return None
         category, said = found
-        if window.allowed == "judged" and window.category == category:
-            return None  # the judge looked at the control that does this very thing
-        parts = urlsplit(url)
         because = said if said.startswith("would") else f"{category}s (“{said}”)"
         held = HeldRequest(
             id=secrets.token_hex(6),
@@ -230,10 +253,16 @@ class EffectGate:
         self._held.append(held)
         return held
 
+    def sent(self) -> list[SentRequest]:
+        """The writing or committing requests inputs' windows let leave since the last time this was
+        asked (and forget them)."""
+        drained, self._sent = self._sent, []
+        return drained
+
     def held(self) -> list[HeldRequest]:
         """What was held since the last time this was asked (and forget it)."""
         drained, self._held = self._held, []
         return drained
 
 
-__all__ = ["TAIL_SECONDS", "EffectGate", "HeldRequest", "Window"]
+__all__ = ["TAIL_SECONDS", "EffectGate", "HeldRequest", "SentRequest", "Window"]

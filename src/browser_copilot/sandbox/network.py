@@ -48,7 +48,7 @@ import aiohttp
 from browser_copilot.errors import NetworkPolicyDown
 from browser_copilot.safety.addresses import request_commits
 from browser_copilot.sandbox.cdp import CdpConnection, CdpError
-from browser_copilot.sandbox.effects import TAIL_SECONDS, Allowed, EffectGate, HeldRequest
+from browser_copilot.sandbox.effects import TAIL_SECONDS, Allowed, EffectGate, HeldRequest, SentRequest
 from browser_copilot.sandbox.urls import (
     LOOPBACK,
     NEW_TAB,
@@ -1086,6 +1086,10 @@ class NetworkGuard:
     def held_requests(self) -> list[HeldRequest]:
         """The requests the effect gate held since the last time this was asked."""
         return self.effects.held()
+
+    def sent_requests(self) -> list[SentRequest]:
+        """The writing or committing requests inputs let leave since the last time this was asked."""
+        return self.effects.sent()
 
     def issue(self, token: str, how: Allowed) -> None:
         """A one-time permission the app hands a call: its input's window is `how` (effects.py)."""

@@ -70,6 +70,7 @@ MARKS = {
     "done": "[ok]✓[/ok]",
     "failed": "[fail]✗[/fail]",
     "held": "[warn]⚠[/warn]",
+    "unsure": "[warn]?[/warn]",
     "refused": "[fail]✗[/fail]",
     "allowed": "[ok]✓[/ok]",
     "declined": "[fail]✗[/fail]",

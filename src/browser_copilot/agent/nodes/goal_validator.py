@@ -18,6 +18,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import FEEDBACK_PREFIX, current_request, feedback, last_ai
 from browser_copilot.agent.nodes.agent import at_limit
+from browser_copilot.agent.record import done_by
 from browser_copilot.agent.state import AgentState
 from browser_copilot.agent.wordlists import word_pattern
 
@@ -67,6 +68,7 @@ def ran_targets(state: AgentState) -> list[str]:
         app_note = isinstance(message, ToolMessage) or str(message.content).startswith(FEEDBACK_PREFIX)
         if app_note and text.startswith("The user allowed ") and " and it ran" in text:
             names.append(text.removeprefix("The user allowed ").split(" and it ran")[0])
+    names += [entry["what"] for entry in state.get("committed") or [] if entry["sent"]]
     return names
 
 
@@ -77,10 +79,11 @@ def uncommitted(state: AgentState) -> list[str]:
     progress = state.get("progress") or {"current": 1, "done": [], "blocked": []}
     settled = set(progress["done"]) | set(progress["blocked"])
     ran = [(_words(t), bool(_commits(t))) for t in ran_targets(state)]
+    went = [entry for entry in state.get("committed") or [] if entry["sent"]]
     missing = []
     for index, step in enumerate(plan[:-1], start=1):
         found = _commits(step) if index not in settled else None
-        if found is None:
+        if found is None or done_by(step, went) is not None:  # allowed, and its request went
             continue
         words = _words(step)
         # The committing word, wherever the language puts it ("Place the order", "Bestellung aufgeben").

@@ -99,6 +99,7 @@ async def human_in_loop(state: AgentState, runtime: Runtime[AgentContext]) -> Co
                         "held": pending.get("held", {}),
                         "allow": pending.get("allow", {}),
                         "what": (pending.get("card") or {}).get("what", "the action"),
+                        "category": category or "",
                         "note": said_too,
                         "code": (pending.get("args") or {}).get("code", ""),
                     },

@@ -21,6 +21,7 @@ from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import close_calls, current_request, last_ai, pending_calls
+from browser_copilot.agent.record import described, done_by
 from browser_copilot.agent.state import ActionRecord, AgentState, StopReason
 from browser_copilot.agent.wordlists import word_pattern
 from browser_copilot.browser.guarded import targets
@@ -116,8 +117,14 @@ def summary(state: AgentState, reason: StopReason, limit: int) -> str:
     detail = (state.get("last_error") or {}).get("message", "no details")[:200]
     why = _WHY.get(reason, "I stopped").format(limit=limit, detail=detail)
     done = [plan[i - 1] for i in progress["done"] if 0 < i <= len(plan)]
-    open_items = [step for i, step in enumerate(plan[:-1], start=1) if i not in progress["done"]]
+    committed = state.get("committed") or []
+    open_items = [
+        step
+        for i, step in enumerate(plan[:-1], start=1)
+        if i not in progress["done"] and done_by(step, committed) is None
+    ]
     lines = [f"I have not finished: {why}.", ""]
+    done += [described(entry) for entry in committed]
     done += ran(state.get("actions") or [], typed_names(state))
     lines.append("Done: " + ("; ".join(done) if done else "nothing yet") + ".")
     if open_items:
@@ -129,6 +136,11 @@ def summary(state: AgentState, reason: StopReason, limit: int) -> str:
     next_step = plan[current - 1] if 0 < current <= len(plan) else "look at the page again and continue"
     if reason == "loop_detected":
         next_step = "try another route to the goal, or tell me how to proceed"
+    again = done_by(next_step, committed)
+    if again is not None:  # never a second order: what ran is checked, not done again
+        next_step = (
+            f"check on the page that it went through ({again['what']} was already done once; not again)"
+        )
     lines.append(f"Suggested next step: {next_step}.")
     lines.append("")
     lines.append(

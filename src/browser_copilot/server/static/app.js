@@ -825,7 +825,7 @@
       case 'tool_result': {
         const words = resultWords(d);
         const outcome = str(d.outcome) || (d.ok === false ? 'failed' : 'done');
-        const [cls, mark] = { done: ['ok', '✓'], held: ['warn', '⚠'], failed: ['fail', '✗'], refused: ['fail', '✗'] }[outcome] || ['ok', '✓'];
+        const [cls, mark] = { done: ['ok', '✓'], held: ['warn', '⚠'], unsure: ['warn', '?'], failed: ['fail', '✗'], refused: ['fail', '✗'] }[outcome] || ['ok', '✓'];
         addStep(kind, cls, mark, cut(words, 240));
         if (outcome !== 'done' || d.result !== undefined) caption(words);
         break;
