@@ -78,8 +78,11 @@ async (page, config) => {
   const decided = (out, action) => {
     if (out.secret) {
       secretBlocked += 1;
-      stopWith('Stopped: that field is for a password, a one-time code or card details; the app never types '
-        + 'into it. The user enters it themselves.');
+      stopWith(out.empty
+        ? 'Stopped: that would send a form whose password, one-time code or card field is empty; nothing '
+          + 'was sent. The user enters it and sends the form themselves.'
+        : 'Stopped: that field is for a password, a one-time code or card details; the app never types '
+          + 'into it. The user enters it themselves.');
       throw new Error(halted);
     }
     if (out.held) {

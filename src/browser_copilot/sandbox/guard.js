@@ -258,6 +258,31 @@
     if (allowedBy(control, facts, args.allow)) return { how: 'allow', verdict, facts };
     return { control, verdict, facts };
   };
+  // The form an input would send: a submit button's, or the field's for Enter. Sent while a password,
+  // one-time code or card field of it is empty, it is not the user's sign-in or payment: the user enters
+  // that secret themselves (a hand-over), and nothing is sent.
+  const sentForm = (kind, at, key) => {
+    if (kind === 'press') {
+      const button = closestDeep(at, SUBMITS);
+      return button && button.form ? button.form : null;
+    }
+    const enter = (kind === 'key' || kind === 'type') && KEYS_THAT_ACT.has(keyName(key));
+    return enter && at.tagName === 'INPUT' && at.form ? at.form : null;
+  };
+  // An empty secret the form needs: one it requires, one the page names as the sign-in's or payment's
+  // (autocomplete), or the password of a short form (a sign-in: a name and a password). A settings
+  // form's optional "new password" left blank is not one.
+  const NEEDED = new Set(['current-password', 'one-time-code', 'cc-number', 'cc-csc']);
+  const emptySecret = (form) => {
+    const shown = Array.from(form.elements).filter((el) => !el.disabled && el.getClientRects().length > 0);
+    const short = shown.filter((el) => textField(el) && !isSecret(el)).length <= 2;
+    return shown.some((el) => {
+      if (!isSecret(el) || String(el.value || '').trim()) return false;
+      const auto = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
+      if (el.required || el.getAttribute('aria-required') === 'true' || auto.some((a) => NEEDED.has(a))) return true;
+      return short && (el.getAttribute('type') || '').toLowerCase() === 'password' && !auto.includes('new-password');
+    });
+  };
   const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
     && !(el.textContent || '').trim() && el.getClientRects().length > 0;
   const preflight = (args) => {
@@ -266,6 +291,8 @@
     const at = found.el;
     if (!at) return go(args, args.approve ? 'allow' : 'structure');
     if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
+    const form = sentForm(args.kind, at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : ''));
+    if (form && emptySecret(form)) return { secret: true, empty: true };
     let kind = args.kind;
     let drop = null;
     if (args.kind === 'drag' && args.drop) {
