@@ -43,6 +43,7 @@ SIGNAL_KEYS = (
     "message",
     "consent",
     "fields",
+    "text",
 )
 VERDICT_KEYS = ("destructive", "category", "reason")
 """The stable `policy-check` output; the classifier also says whether a judge should look (`judge`)."""

@@ -159,10 +159,15 @@
         if (!found) continue;
         // A total or a price ("Order total: $42.00"), not a sentence of a notice ("transfers over $1,000
         // need approval"): the amount's line has at most three words besides it.
-        const line = (parent.closest('p, li, tr, dd, div, label, span') || parent).textContent.replace(found[0], ' ');
+        const row = parent.closest('p, li, tr, dd, div, label, span') || parent;
+        const line = row.textContent.replace(found[0], ' ');
         const words = line.split(/[^\p{L}]+/u).filter((w) => w.length > 1).length;
         if (words > 3) continue;
-        if (!best || words <= best[1]) best = [found[0], words];
+        // The total is the line the page sets apart (a heading cell, a table's foot, bold), else the
+        // last: an order's parts (items, shipping, tax) come before their sum.
+        const weight = Number(getComputedStyle(parent).fontWeight) || 400;
+        const marked = !!parent.closest('th, tfoot, strong, b') || weight >= 600 || (row.tagName === 'TR' && !!row.querySelector('th'));
+        if (!best || marked || !best[1]) best = [found[0], marked];
       }
       if (best) return clean(best[0], 40);
     }
@@ -199,8 +204,14 @@
     const payment = !!box && [...box.querySelectorAll('input')].some((i) => /(^|\s)cc-/.test(i.getAttribute('autocomplete') || '')
       || (isSecret(i) && /card|cc|cvv|cvc|csc|pan|iban/i.test(`${i.name} ${i.id} ${i.getAttribute('autocomplete')}`)));
     const bulk = bulkOf(el);
+    // What the control shows, when its accessible name says another thing (a "Send" labelled "Save
+    // draft"): both are judged, and the more committing decides.
+    const shown = tag === 'input' ? '' : textOf(el, 120);
+    const named = nameOf(el);
+    const text = shown && named && shown.toLowerCase() !== named.toLowerCase() ? shown : null;
     return {
       tag,
+      text,
       role: el.getAttribute('role') || (tag === 'a' ? 'link' : tag === 'button' ? 'button' : null),
       type: el.getAttribute('type') || (tag === 'button' && form ? 'submit' : null),
       name: nameOf(el),
@@ -272,7 +283,11 @@
     for (const part of root.querySelectorAll('address, dl, section, fieldset, [role=region], [role=group]')) {
       if (part.closest(SUMMARY_SKIP) || part.contains(el) || part.querySelector('section, fieldset, table, ul, ol')) continue;
       const heading = part.tagName === 'ADDRESS' ? 'address' : headingOf(part);
-      const text = textOf(part, 260);
+      // A group of choices says the one chosen (as the form will send it), not every option it offers.
+      const choices = [...part.querySelectorAll('input[type=radio], input[type=checkbox], [role=radio], [role=checkbox]')];
+      const chosen = choices.filter((c) => c.checked || c.getAttribute('aria-checked') === 'true')
+        .map((c) => (c.labels && c.labels[0] ? textOf(c.labels[0], 80) : nameOf(c)));
+      const text = choices.length ? `${heading || ''} ${chosen.join('; ') || '(nothing chosen)'}`.trim() : textOf(part, 260);
       if (!text || text.length > 240 || (part.tagName !== 'ADDRESS' && part.tagName !== 'DL' && !heading)) continue;
       add(heading || 'details', heading && text.startsWith(heading) ? text.slice(heading.length) : text);
     }

@@ -429,7 +429,8 @@
       || (unknown && (!!method || !!facts.dialog)) || foreign);
   };
 
-  return (facts) => {
+  const RANK = (v) => (v.destructive ? 2 : v.judge ? 1 : 0);
+  const one = (facts) => {
     // The page's language (with English) first; words it does not know at all are looked up in every
     // language of the table.
     const lang = languageOf(facts.lang);
@@ -439,5 +440,14 @@
       if (!name || known(T, name)) return decide(T, facts);
     }
     return decide(tableOf(ALL), facts);
+  };
+  // A control whose visible text differs from its accessible name is judged by both: the more committing
+  // verdict stands, and says which words it went by.
+  return (facts) => {
+    const byName = one(facts);
+    if (!facts.text || norm(facts.text) === norm(facts.name)) return byName;
+    const byText = one({ ...facts, name: facts.text });
+    if (RANK(byText) <= RANK(byName)) return byName;
+    return { ...byText, reason: `${byText.reason} (it shows "${String(facts.text).slice(0, 60)}", named "${String(facts.name).slice(0, 60)}")` };
   };
 })()

@@ -293,6 +293,9 @@
     if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
     const form = sentForm(args.kind, at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : ''));
     if (form && emptySecret(form)) return { secret: true, empty: true };
+    // The browser's own error page (a site that did not answer): its buttons commit nothing of the
+    // user's; what a reload sends again is the effect gate's to hold.
+    if (at.ownerDocument.location.protocol === 'chrome-error:') return go(args, args.approve ? 'allow' : 'structure');
     let kind = args.kind;
     let drop = null;
     if (args.kind === 'drag' && args.drop) {

@@ -62,7 +62,7 @@ def what_happens(category: str, facts: dict[str, Any], amount: str | None, count
             many = f" to {count} selected item{'s' if count != 1 else ''}"
         return f'Applies "{bulk}"{many}.'
     effect = _EFFECTS.get(category, "does something that may not be undone")
-    name = facts.get("name") or facts.get("value") or "the control"
+    name = facts.get("text") or facts.get("name") or facts.get("value") or "the control"  # what it shows
     line = f'Clicking "{name}" {effect}'
     if amount:
         line += f" ({amount})"
@@ -105,8 +105,13 @@ def card(
 
 
 def describe(facts: dict[str, Any]) -> str:
+    """'button "Place order"'; both words when what it shows and its accessible name differ."""
     role = facts.get("role") or facts.get("tag") or "element"
-    return f'{role} "{facts.get("name") or facts.get("value") or "(no name)"}"'
+    name = facts.get("name") or facts.get("value") or "(no name)"
+    shown = facts.get("text")
+    if shown and str(shown).strip().lower() != str(name).strip().lower():
+        return f'{role} "{shown}" (named "{name}")'
+    return f'{role} "{name}"'
 
 
 def steps_since_approval(state: AgentState, category: str, step: int) -> int | None:
