@@ -98,3 +98,20 @@ async def test_the_answer_check_finds_the_allowed_order_in_the_record_after_more
     assert done.stop_reason == "answered", done.text
     (final,) = log.of("final")
     assert not any("Place the order" in d for d in final.data["doubts"]), final.data
+
+
+async def test_a_text_the_page_cleared_is_not_reported_as_typed(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    runner, log = runner_for(
+        browser_session,
+        goto(pages.url("clearing-field.html")),
+        code("async (page) => { await page.getByLabel('Note').fill('ring twice'); }"),
+        code("async (page) => { await page.getByLabel('Coupon').fill('SAVE20'); }"),
+        say("Done."),
+    )
+    await runner.send("Add my note and the coupon")
+    note, coupon = [e.data for e in log.of("tool_result") if e.data["tool"] == "browser_run_code"][-2:]
+    assert note["ok"] is True and note["outcome"] == "done", note
+    assert coupon["ok"] is False and coupon["outcome"] == "failed", coupon
+    assert "empty after typing" in coupon["result"]

@@ -339,10 +339,17 @@ async (page, config) => {
     }
     decided(out, action);
     const options = { timeout: timeoutOf(o) };
+    // A text the field did not keep (the page cleared it) was not typed: the step says so.
+    const kept = async () => {
+      const now = await target.inputValue({ timeout: 1000 }).catch(() => null);
+      if (now !== null && text.trim() && !now.trim()) throw new Error('The field is empty after typing into it: the page cleared it. Look at the page before going on.');
+    };
     if (name === 'fill') {
       if (!(await paced('fill', target, [text, options]))) await target.fill(text, options);
+      await kept();
     } else if (name === 'type') {
       if (!(await paced('pressSequentially', target, [text, o]))) await target.pressSequentially(text, { ...options, delay: o.delay });
+      await kept();
     } else if (name === 'press') {
       await paced('press', target, []);
       await target.press(key, { ...options, delay: o.delay });
