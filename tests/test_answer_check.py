@@ -204,6 +204,10 @@ def test_an_answer_is_read_strictly_and_evidence_loosely() -> None:
         ("30 September 2028", "30.09.28"),
         ("3:30 PM", "15:30"),
         ("15:30", "3:30 pm"),
+        ("2026-10-28", "on 28.10"),
+        ("Oct 28, 2026", "until 28,10"),
+        ("٢٠٢٦-١٠-٢٨", "2026-10-28"),
+        ("Total: 1.234,50 €", "€1,234.50"),
     ],
 )
 def test_a_date_or_time_seen_in_another_format_is_supported(evidence: str, answer: str) -> None:
@@ -214,6 +218,11 @@ def test_a_date_is_one_figure_of_the_answer_and_a_wrong_part_flags_it() -> None:
     (date,) = claims("on 2026-11-27")
     assert date.written == "2026-11-27"
     assert Evidence([read("26.11.2026")], []).unsupported([date]) == [date]
+
+
+def test_a_day_and_month_the_page_does_not_show_is_still_flagged() -> None:
+    (date,) = claims("on 29.10")
+    assert Evidence([read("2026-10-28")], []).unsupported([date]) == [date]
 
 
 def test_kept_keys_read_back_as_the_same_figures() -> None:

@@ -123,6 +123,8 @@ _TIME = re.compile(
     r"(?<![\d:.])(?P<h>[01]?\d|2[0-3])(?::|h)(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?(?![\d:])"
     r"(?:\s?(?P<half>[AaPp])\.?\s?[Mm]\b\.?)?"
 )
+_SHORT_DATE = re.compile(r"(\d{1,2})[.,](\d{2})")
+"""A day and month without a year (`28.10`), as people write dates in many countries."""
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?\d{1,3}[.)](?=\s)")
 _WORD_AFTER = re.compile(r"[^\W\d_]+\.?|[^\w\s]")
@@ -296,6 +298,12 @@ def _tokens(text: str, *, loose: bool) -> Iterator[tuple[str, Readings]]:
         money, sign = money_before or money_after, -1.0 if negative else 1.0
         readings: list[tuple[Figure, ...]] = []
         shift = len(str(int(scale))) - 1
+        short = _SHORT_DATE.fullmatch(match.group(0))
+        if short is not None and not money and not percent and scale == 1.0:
+            # `28.10` may be a day and month (`2026-10-28` on the page) as well as a number.
+            day, month = int(short.group(1)), int(short.group(2))
+            if 1 <= day <= 31 and 1 <= month <= 12:
+                readings.append((Figure(float(day), primary=False), Figure(float(month), primary=False)))
         for primary, values in _values(match.group(0), loose=loose):
             if scale != 1.0:
                 scaled = (Figure(sign * v * scale, p - shift, money, percent, primary) for v, p in values)
