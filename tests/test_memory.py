@@ -96,6 +96,10 @@ SECRETS = {
     "CVV 123": "CVV",
     "IBAN DE89 3704 0044 0532 0130 00": "IBAN",
     "key=sk-proj-a1b2c3d4e5f6g7h8i9j0": "API key or token",
+    "my wifi is admin:S3cret!x": "password",
+    "my pin is four two nine one": "password",
+    "the code is 482 977": "one-time code",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----": "private key",
 }
 ORDINARY = [
     ADA,
@@ -107,6 +111,8 @@ ORDINARY = [
     "My card ends in 4242.",
     "Order 1234 5678 9012 3456 costs 1299.00 EUR on 2026-11-26.",
     "Booking reference ABC123, item code 12345.",
+    "My profile is https://ada@example.com/ and my order was 482 977.",
+    "The score was 4 2 9 1; the PIN pad is on the left.",
 ]
 
 

@@ -361,3 +361,19 @@ def test_the_log_files_own_timestamps_are_never_masked(tmp_path: Path) -> None:
     (line,) = [row for row in path.read_text(encoding="utf-8").splitlines() if "browser_copilot.test" in row]
     assert re.match(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} WARNING browser_copilot\.test: ", line), line
     assert line.endswith("call <phone> at 2026-11-26 12:35:43")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("connect to postgres://app:hunter22@db:5432/shop", "hunter22"),
+        (
+            "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----",
+            "MIIEvQIBADANBgkqhkiG9w0B",
+        ),
+        ("stripe key sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+        ("the user wrote pw: hunter22", "hunter22"),
+    ],
+)
+def test_every_sink_masks_secrets_found_by_their_shape(text: str, secret: str) -> None:
+    assert secret not in redact(text)

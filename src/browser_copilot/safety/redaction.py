@@ -11,41 +11,53 @@ message answers (`asked_for`: the agent asked for a code, the page has a code fi
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
-_JWT = re.compile(r"\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}\b")
-_API_KEY = re.compile(
-    r"\b(sk-(?:proj-|ant-)?[\w-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abposr]-[\w-]{10,}|"
-    r"AKIA[0-9A-Z]{16}|AIza[\w-]{30,}|glpat-[\w-]{20,}|hf_[A-Za-z]{30,})\b"
+from browser_copilot.safety.secret_said import LOGIN_WORD, ORDINARY_CODES, PASSWORD_WORD, alternation, said
+from browser_copilot.safety.secret_shapes import (
+    CARD,
+    EMAIL,
+    IBAN,
+    Secret,
+    SecretKind,
+    cards,
+    first_each,
+    ibans,
+    key_blocks,
+    looks_secret,
+    luhn_ok,
+    named_values,
+    provider_keys,
+    shapes,
+    url_passwords,
 )
+
+__all__ = [
+    "WITHHELD",
+    "Asked",
+    "Secret",
+    "SecretKind",
+    "asked_for",
+    "find_secrets",
+    "looks_secret",
+    "luhn_ok",
+    "mask_for_model",
+    "mask_secrets",
+    "redact",
+    "redact_data",
+]
+
 _BEARER = re.compile(
     r"(?i)\b(bearer|token|api[_-]?key|secret|password|passwd|pwd)(\s*[:=]\s*|\s+)(['\"]?)([^\s'\",;]{4,})"
 )
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
-_CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
 _PHONE = re.compile(r"(?<![\w.])\+?\d[\d ()-]{7,}\d(?![\w.])")
 _OTP = re.compile(
     r"(?i)\b(otp|code|pin|one[- ]time|verification|код|kod|código|codice)\b([^\d\n]{0,20})(\d{4,8})\b"
 )
-
-
-def luhn_ok(digits: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(digits)):
-        value = int(char)
-        if index % 2:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
 
 
 def _card(match: re.Match[str]) -> str:
@@ -85,13 +97,13 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     for secret in secrets:
         if secret and len(secret) >= 3:
             text = text.replace(secret, "<secret>")
-    text = _replace(text, [s for s in _passwords(text) if s.kind == "password"], lambda _: "<secret>")
-    text = _JWT.sub("<token>", text)
-    text = _API_KEY.sub("<api-key>", text)
+    words = [s for s in said(text) if s.kind == "password"]
+    text = _replace(text, first_each(key_blocks(text) + url_passwords(text) + words), lambda _: "<secret>")
+    text = _replace(text, first_each(provider_keys(text)), lambda _: "<api-key>")
     text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}<secret>", text)
-    text = _EMAIL.sub("<email>", text)
-    text = _IBAN.sub("<iban>", text)
-    text = _CARD.sub(_card, text)
+    text = EMAIL.sub("<email>", text)
+    text = IBAN.sub("<iban>", text)
+    text = CARD.sub(_card, text)
     text = _OTP.sub(lambda m: f"{m.group(1)}{m.group(2)}<code>", text)
     return _PHONE.sub(_phone, text)
 
@@ -109,235 +121,18 @@ def redact_data(value: Any) -> Any:
 
 # ----- secrets in what the user writes or the agent would remember ----------------------------------
 
-SecretKind = Literal["password", "one-time code", "card number", "CVV", "IBAN", "API key or token"]
 WITHHELD = "withheld]"
 """The end of every mask `mask_secrets` puts in: `[password withheld]`."""
-
-
-@dataclass(frozen=True, slots=True)
-class Secret:
-    kind: SecretKind
-    start: int
-    end: int
-
-
-_WORDS = json.loads(
-    resources.files("browser_copilot.safety").joinpath("secret_words.json").read_text("utf-8")
-)
-"""safety/secret_words.json: the words that introduce a password, and link it to its value, and the words of
-the shapes credentials come in (login, user, "sign in as", "with"), per language."""
-_UNSPACED_CHARS = r"\u0e00-\u0eff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
-
-
-def _alternation(by_language: dict[str, list[str]], *, spaced: str, unspaced: str) -> str:
-    """The words of every language, longest first; words of scripts written without spaces match inside
-    text (`unspaced` around them), others as whole words (`spaced`)."""
-    words = sorted({w for ws in by_language.values() for w in ws}, key=len, reverse=True)
-    return "|".join(
-        (unspaced if _UNSPACED.search(w) else spaced).format(re.escape(w).replace("\\ ", r"\s+"))
-        for w in words
-    )
-
-
-_PASSWORD_WORD = _alternation(_WORDS["password_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
-_TOKEN_WORD = (
-    r"(?<![\w-])(?:api[ _-]?key|secret[ _-]?key|access[ _-]?key|client[ _-]?secret|"
-    r"(?:access|auth|api|bearer|refresh)?[ _-]?token|bearer)(?![\w-])"
-)
-# "password IS x", "password: x": whatever follows is the value. A password followed by other words
-# ("Passwort für Gmail abc123", "salasanani on abc123") counts only when the value looks like one
-# (has a digit or a symbol), so that "password manager" or "password reset" is not taken for a secret.
-_LINK = _alternation(_WORDS["separators"], spaced=r"\s+{}(?=\s)", unspaced=r"\s*{}")
-_SEPARATOR = rf"(?:\s+[^\W\d_]{{1,8}})?\s*(?:[:=]|[—–](?!\w))\s*|(?:{_LINK})\s*(?:[:=]\s*)?"
-_LOOSE = rf"(?:\s+[^\W\d_]{{1,8}}){{0,2}}\s+|(?<={_UNSPACED.pattern})\s*"
-# A value is written in a script with spaces: in "密码是abc123" or "パスワードは12文字以上" it ends where the
-# sentence's own script goes on ("12文字以上" is a length, not a password).
-_VALUE_CHAR = rf"[^\s\"'«»“”‘’`,;{_UNSPACED_CHARS}]"
-_VALUE = (
-    r"(?:(?P<q>[\"'«“‘`])(?P<quoted>[^\"'»”’`\n]{1,100})[\"'»”’`]"
-    rf"|(?P<value>{_VALUE_CHAR}{{3,}}))"
-)
-_FOR = r"(?:\s+(?:for|of|on|at|to|für|pour|para|per|voor|för|dla|для|от|на|do|za)\s+[\w.@-]{2,40}(?![\w@-]))?"
-_PASSWORD_VALUE = re.compile(
-    rf"(?i)(?P<word>{_PASSWORD_WORD}|{_TOKEN_WORD}){_FOR}(?:(?P<sep>{_SEPARATOR})|(?P<loose>{_LOOSE})){_VALUE}"
-)
-_CODE_VALUE = re.compile(
-    r"(?i)(?<![\w-])(?:(?P<pre>[^\W\d_]+)[ -])?(?P<word>one[- ]time (?:pass)?code|otp|totp|2fa|mfa|sms|"
-    r"(?:verification|security|confirmation|login|sign[- ]in|access|auth(?:entication)?)?[ -]?code|"
-    r"код(?: подтверждения| из смс)?)(?![\w-])(?P<gap>[^\d\n]{0,20})"
-    r"(?P<value>(?<!\d)\d{4,8})(?![\d.,/-]\d)(?!\d)"
-)
-
-
-@cache
-def _code_said() -> re.Pattern[str]:
-    """A one-time code said with a link word, in any language of the tables: "el código es 482913",
-    "验证码是482913", "인증번호는 482913" (the code words are the guard's, lexicon.json `code_words`).
-    Without the link ("código postal 28001") it is an ordinary number."""
-    from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
-
-    words = _alternation(
-        {"*": list(lexicon().get("code_words", []))}, spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}"
-    )
-    return re.compile(
-        rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?:{words})(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?)"
-        r"(?P<value>(?<!\d)\d{4,8})(?![\d.,/-]\d)(?!\d)"
-    )
-
-
-_CVV_VALUE = re.compile(
-    r"(?i)\b(?:cvv2?|cvc2?|csc|card (?:security|verification) (?:code|value|number))\b[^\d\n]{0,15}"
-    r"(?P<value>(?<!\d)\d{3,4})(?!\d)"
-)
-# Words before "code" that make it an ordinary number, not a one-time code.
-_ORDINARY_CODE_WORDS = """zip postal post postcode area country promo discount coupon voucher gift product
-order booking tracking reference error status http tax sort bank iata airport dialling dialing phone colour
-color source building qr bar barcode style dress postale pocztowy promocional invoice customer"""
-_ORDINARY_CODES = frozenset(_ORDINARY_CODE_WORDS.split())
-# Words after "password is" that say something about it, not what it is.
-_NOT_VALUE_WORDS = """stored saved kept in the a an not never same different changed wrong correct required
-needed expired too very weak strong secret private known set empty blank forgotten lost on at my your there
-here below above reset manager field protected hidden managed long short case sensitive ok fine page tab
-section settings box button form policy screen menu link rules requirements length hint change update
-recovery strength"""
-_NOT_VALUES = frozenset(_NOT_VALUE_WORDS.split())
-
-
-def _passwords(text: str) -> list[Secret]:
-    """Passwords (and keys) said with their word, and credentials in the usual shapes; no two overlap."""
-    kept: list[Secret] = []
-    for secret in sorted(_said(text) + _credentials(text), key=lambda s: (s.start, -s.end)):
-        if not kept or secret.start >= kept[-1].end:
-            kept.append(secret)
-    return kept
-
-
-def _said(text: str) -> list[Secret]:
-    found: list[Secret] = []
-    for match in _PASSWORD_VALUE.finditer(text):
-        if match.group("quoted") is not None:
-            start, end = match.span("quoted")
-        else:
-            value = match.group("value").rstrip(".!?)]:")
-            start = match.start("value")
-            end = start + len(value)
-            if len(value) < 3 or value.lower() in _NOT_VALUES:
-                continue
-            plain = not re.search(r"[\d\W_]", value)
-            if plain and match.group("sep") is None:
-                continue  # "password manager", "token expired": no value, only a word
-            direct = re.fullmatch(r"\s*[:=]\s*", match.group("sep") or "")
-            if plain and not direct and re.match(r"\s+[^\W\d_]", text[end:]):
-                continue  # "mot de passe est trop long": a sentence about it goes on, not a value
-        word = match.group("word")
-        kind: SecretKind = "password" if re.fullmatch(_PASSWORD_WORD, word, re.I) else "API key or token"
-        if kind == "API key or token" and end - start < 8:
-            continue
-        found.append(Secret(kind, start, end))
-    return found
-
-
-# ----- credentials in the usual shapes (words: secret_words.json) -----------------------------------
-# "login is alice / Tr0ub4dor", "Tr0ub4dor is the password", "sign in as alice with Tr0ub4dor",
-# "user: alice pass: sunshine", "username alice password sunshine". Only the secret part is withheld: the
-# user name is an ordinary detail the agent may use, like the user's e-mail.
-
-_U = _UNSPACED_CHARS
-_LOGIN_WORD = _alternation(_WORDS["login_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
-_PASS_WORD = _alternation(_WORDS["pass_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
-_SIGN_IN_AS = _alternation(_WORDS["sign_in_as"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
-_WITH = _alternation(_WORDS["with_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
-_LINK_BEFORE = _alternation(_WORDS["separators"], spaced=r"\s+{}\s+", unspaced=r"\s*{}\s*")
-_USER = rf"(?P<user>{_VALUE_CHAR.replace(',;', ',;/')}{{1,64}})"
-_AFTER_WORD = rf"(?:\s*[:=]\s*|\s+|(?<=[{_U}])\s*)"
-_FOR_WORDS = r"for|of|on|at|to|für|pour|para|per|voor|för|dla|для|от|на|do|za"
-_CLAUSE_END = rf"(?=\s*$|\s*[.!?,;:)\]…。！？，、]|\s+(?:{_FOR_WORDS})(?!\w)|[{_U}])"
-_PAIR = re.compile(  # login word (for x) (is / :) user / secret
-    rf"(?i)(?:{_LOGIN_WORD}){_FOR}(?:{_SEPARATOR}|\s+|(?<=[{_U}])\s*){_USER}\s*/\s*{_VALUE}"
-)
-_REVERSED = re.compile(  # secret, link, "the"/"my", password word, end of the clause
-    rf"(?i)(?<![^\s\"'«“‘(\[])(?:(?P<q>[\"'«“‘`])(?P<quoted>[^\"'»”’`\n]{{1,100}})[\"'»”’`]"
-    rf"|(?P<value>{_VALUE_CHAR}{{4,}}))"
-    rf"(?:\s+[—–-]\s+|{_LINK_BEFORE})(?:[^\W\d_]{{1,8}}\s+){{0,2}}(?:[{_U}]{{1,3}})?"
-    rf"(?:{_PASSWORD_WORD}){_CLAUSE_END}"
-)
-_SIGN_IN = re.compile(  # sign in as user with secret
-    rf"(?i)(?:{_SIGN_IN_AS})\s+{_USER}\s+(?:{_WITH})\s+(?:[^\W\d_]{{1,8}}\s+)?{_VALUE}"
-)
-_USER_PASS = re.compile(  # login word user (and) pass word secret
-    rf"(?i)(?:{_LOGIN_WORD})(?P<named>{_AFTER_WORD}){_USER}\s*[,;]?\s*(?:[^\W\d_]{{1,4}}\s+)?"
-    rf"(?:{_PASS_WORD}|{_PASSWORD_WORD})(?P<sep>{_AFTER_WORD}){_VALUE}"
-)
-_PLAIN_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-
-
-def looks_secret(value: str) -> bool:
-    """Whether a bare value looks like a password, PIN or code: 4+ characters with a digit or a symbol
-    ("Tr0ub4dor-77", "482977"), not a word ("sunshine", "e-mail"), an e-mail address or a web address."""
-    if len(value) < 4 or _EMAIL.fullmatch(value) or re.match(r"(?i)(?:https?://|www\.)", value):
-        return False
-    if value.isdigit():
-        return len(value) <= 12  # longer: a card or an account number, which have checks of their own
-    if re.fullmatch(r"[\d.,:/-]+", value):
-        return False  # a date, a time, a price, a version: "2025-06-01", "10:30", "1,299.00"
-    return not _PLAIN_WORD.fullmatch(value) and bool(re.search(r"[^\W_]", value))
-
-
-def _value_span(match: re.Match[str]) -> tuple[int, int, bool]:
-    """(start, end, quoted) of a `_VALUE` group, trailing punctuation left out."""
-    if match.group("quoted") is not None:
-        return *match.span("quoted"), True
-    start = match.start("value")
-    return start, start + len(match.group("value").rstrip(".!?)]:")), False
-
-
-def _credentials(text: str) -> list[Secret]:
-    found: list[Secret] = []
-    for pattern in (_PAIR, _REVERSED, _SIGN_IN):
-        for match in pattern.finditer(text):
-            start, end, quoted = _value_span(match)
-            if "user" in match.groupdict() and not re.search(r"[^\W\d_]", match.group("user")):
-                continue  # a user name has a letter: "účet ••••/0100" is an account number and a bank
-            if quoted or looks_secret(text[start:end]):
-                found.append(Secret("password", start, end))
-    for match in _USER_PASS.finditer(text):
-        start, end, quoted = _value_span(match)
-        value = text[start:end]
-        if quoted or looks_secret(value):
-            found.append(Secret("password", start, end))
-            continue
-        if len(value) < 3 or value.lower() in _NOT_VALUES or value.lower() == match.group("user").lower():
-            continue
-        named = ":" in match.group("named") or "=" in match.group("named")
-        said = ":" in match.group("sep") or "=" in match.group("sep")
-        if named or said or re.fullmatch(r"\s*[.!]?\s*", text[end:]):
-            found.append(Secret("password", start, end))  # "user alice pass sunshine": a plain word too
-    return found
-
-
-def _iban_ok(text: str) -> bool:
-    compact = re.sub(r"\s", "", text)
-    if not 15 <= len(compact) <= 34:
-        return False
-    moved = compact[4:] + compact[:4]
-    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+_MODEL_MASKS: dict[SecretKind, str] = {"password": "<secret>", "private key": "<private-key>"}
 
 
 def mask_for_model(text: str) -> str:
-    """What the model may read of page text and code results (F47): Luhn-valid card numbers, valid
-    IBANs, API keys and tokens masked; the user's own details (name, e-mail, phone, address) and
-    ordinary numbers stay, so the model can check what it typed."""
-
-    def card(match: re.Match[str]) -> str:
-        digits = re.sub(r"\D", "", match.group(0))
-        before = match.string[match.start() - 1] if match.start() else ""
-        return "<card>" if before != "+" and 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
-
-    text = _JWT.sub("<token>", text)
-    text = _API_KEY.sub("<api-key>", text)
-    text = _IBAN.sub(lambda m: "<iban>" if _iban_ok(m.group(0)) else m.group(0), text)
-    return _CARD.sub(card, text)
+    """What the model may read of page text and code results (F47): secrets found by their shape
+    (`secret_shapes`: private-key blocks, a URL's password, `password=…` in a configuration, provider keys
+    and JWTs, valid IBANs, Luhn-valid card numbers in any grouping) masked; the user's own details (name,
+    e-mail, phone, address) and ordinary numbers stay, so the model can check what it typed."""
+    masks: dict[SecretKind, str] = {**_MODEL_MASKS, "API key or token": "<api-key>", "IBAN": "<iban>"}
+    return _replace(text, first_each(shapes(text)), lambda s: masks.get(s.kind, "<card>"))
 
 
 def find_secrets(text: str, asked: Asked | None = None) -> list[Secret]:
@@ -346,33 +141,11 @@ def find_secrets(text: str, asked: Asked | None = None) -> list[Secret]:
     number, a valid IBAN, an API key or a JWT; and, when `text` answers a request for a secret (`asked`),
     the answer itself. Ordinary numbers (a zip code, an order number, a price, a date) and personal
     details are not secrets."""
-    found = _passwords(text)
-    for match in _CODE_VALUE.finditer(text):
-        word = match.group("word").lower().strip(" -")
-        if word == "code" and (match.group("pre") or "").lower() in _ORDINARY_CODES:
-            continue
-        if word == "code" and not re.fullmatch(r"(?i)\s*(?:is|was|[:=—–])\s*", match.group("gap")):
-            continue  # "item code 1234" is as likely a product as a code: only "the code is 1234"
-        found.append(Secret("one-time code", *match.span("value")))
-    found += [
-        Secret("one-time code", *m.span("value"))
-        for m in _code_said().finditer(text)
-        if (m.group("pre") or "").lower() not in _ORDINARY_CODES  # "zip code is 10115"
-    ]
-    found += [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
-    for match in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
-        before = text[match.start() - 1] if match.start() else ""
-        if before != "+" and 13 <= len(digits) <= 19 and luhn_ok(digits):
-            found.append(Secret("card number", *match.span()))
-    found += [Secret("IBAN", *m.span()) for m in _IBAN.finditer(text) if _iban_ok(m.group(0))]
-    found += [Secret("API key or token", *m.span()) for m in (*_API_KEY.finditer(text), *_JWT.finditer(text))]
+    # A secret's shape first: a key block or a provider key holds what the word rules would cut short.
+    found = [*key_blocks(text), *provider_keys(text), *said(text), *url_passwords(text)]
+    found += [*named_values(text), *cards(text), *ibans(text)]
     found += _answered(text, asked) if asked is not None else []  # last: a secret found by its kind wins
-    kept: list[Secret] = []
-    for secret in sorted(found, key=lambda s: (s.start, -s.end)):
-        if not kept or secret.start >= kept[-1].end:
-            kept.append(secret)
-    return kept
+    return first_each(found)
 
 
 def _replace(text: str, found: list[Secret], mask: Callable[[Secret], str]) -> str:
@@ -411,7 +184,7 @@ def _code_asked() -> re.Pattern[str]:
     guard's), with the word before and after it to tell "the SMS code" from "the zip code"."""
     from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
 
-    words = _alternation(
+    words = alternation(
         {"*": [*lexicon().get("code_words", []), "one-time code", "one-time password", "totp", "mfa"]},
         spaced=r"(?<![\w-]){}(?![\w-])",
         unspaced="{}",
@@ -420,7 +193,7 @@ def _code_asked() -> re.Pattern[str]:
 
 
 def _ordinary(word: str | None) -> bool:
-    return (word or "").lower() in _ORDINARY_CODES
+    return (word or "").lower() in ORDINARY_CODES
 
 
 def asked_for(question: str, page: Literal["password", "one-time code"] | None = None) -> Asked | None:
@@ -429,15 +202,15 @@ def asked_for(question: str, page: Literal["password", "one-time code"] | None =
     words, "the SMS code" but not "the zip code"); or the page in front has a field for one (`page`, from
     what the fields *are*) and the question does not ask for something else (a user name, an order
     number)."""
-    if re.search(_PASSWORD_WORD, question, re.IGNORECASE):
+    if re.search(PASSWORD_WORD, question, re.IGNORECASE):
         return Asked("password", "question")  # a PIN too, as when it is said ("my PIN is 1234")
     if any(
         not (_ordinary(m.group("pre")) or _ordinary(m.group("post")))
         for m in _code_asked().finditer(question)
     ):
         return Asked("one-time code", "question")
-    other = re.search(_LOGIN_WORD, question, re.IGNORECASE) or any(
-        w.lower() in _ORDINARY_CODES for w in re.findall(r"[^\W\d_]+", question)
+    other = re.search(LOGIN_WORD, question, re.IGNORECASE) or any(
+        w.lower() in ORDINARY_CODES for w in re.findall(r"[^\W\d_]+", question)
     )
     return Asked(page, "page") if page is not None and not other else None
 
@@ -458,7 +231,7 @@ def _answered(text: str, asked: Asked) -> list[Secret]:
         if not looks_secret(value) or re.fullmatch(r"/[a-z]+", value) or WITHHELD in word.group():
             continue
         named = [w.group().strip(_EDGE).lower() for w in words[max(0, n - 3) : n]]
-        if any(w in _ORDINARY_CODES for w in named):
+        if any(w in ORDINARY_CODES for w in named):
             continue  # "order number 482977": the user said what it is
         start = word.start() + word.group().index(value)
         found.append(Secret(asked.kind, start, start + len(value)))
