@@ -232,3 +232,83 @@ def check(note: str, words: str, messages: Sequence[str]) -> Stated | NotStated:
         return NotStated("the quoted words are not in any one message the user wrote in this session")
     why = unsupported(note, quote)
     return NotStated(why) if why is not None else Stated(" ".join(quote.split()))
+
+
+# ----- forgetting: the same rule as remembering --------------------------------------------------------
+
+FORGET_MAX_WORDS = 40
+"""A request to forget is the user's own short instruction: words inside a longer message (a page's text
+the user pasted, an e-mail they forwarded) could be anyone's, so the user is asked."""
+_PASTED = ('"', "“", "”", "«", "»", "„", "'''", "```")
+
+
+@dataclass(frozen=True, slots=True)
+class _ForgetWords:
+    words: tuple[str, ...]
+    refer: frozenset[str]
+
+
+@cache
+def _forget_words() -> _ForgetWords:
+    table = resources.files("browser_copilot.safety").joinpath("forget_words.json")  # with the safety tables
+    data = json.loads(table.read_text("utf-8"))
+    words = tuple(w for ws in data["words"].values() for w in ws)
+    return _ForgetWords(words, frozenset(w for ws in data["refer"].values() for w in ws))
+
+
+def _forget_at(texts: Sequence[str], folded: str) -> int | None:
+    """Where in the quote's words (`texts`) the first word asking to forget is (`folded`: the quote)."""
+    for word in _forget_words().words:
+        if any(_is_unspaced(c) for c in word):
+            if word in folded:
+                return 0
+            continue
+        parts = [t.text for t in tokens(word.rstrip("*"))]
+        stem = word.endswith("*")
+        for i in range(len(texts) - len(parts) + 1):
+            head, last = texts[i : i + len(parts) - 1], texts[i + len(parts) - 1]
+            if head == parts[:-1] and (last.startswith(parts[-1]) if stem else last == parts[-1]):
+                return i
+    return None
+
+
+def _pasted(message: str, quote: str) -> bool:
+    """The quote lies in a long message, or inside quotation marks or a quoted line of it."""
+    if _length(tokens(message)) > FORGET_MAX_WORDS:
+        return True
+    at = message.find(quote)
+    line = message[message.rfind("\n", 0, at) + 1 : at]
+    return line.lstrip().startswith(">") or any(message[:at].count(mark) % 2 for mark in _PASTED)
+
+
+def forget_check(note: str, words: str, messages: Sequence[str], *, number: int) -> Stated | NotStated:
+    """Whether the user asked, in their own words, to forget `note` (shown as `number`): `words` quote one
+    short message of theirs, hold a word asking to forget (`safety/forget_words.json`, not turned around:
+    "don't forget"), and name the note: its content words, most of the quote's others, or its number."""
+    quote = find_quote(words, messages)
+    if quote is None:
+        return NotStated("the quoted words are not in any one message the user wrote in this session")
+    message = next(m for m in reversed(messages) if quote in m)
+    found = tokens(quote)
+    texts = [t.text for t in found]
+    at = _forget_at(texts, unicodedata.normalize("NFKC", quote).casefold())
+    if at is None:
+        return NotStated("the user's words do not ask to forget anything")
+    before = [t.text for t in tokens(message[: message.find(quote)])][-2:]  # "don't" just before the quote
+    if _words().policy & set([*before, *texts][max(0, at + len(before) - 2) : at + len(before) + 1]):
+        return NotStated("the user's words do not ask to forget it")
+    if _pasted(message, quote):
+        return NotStated("the words are part of a longer or quoted text, not the user's own request")
+    refer = _forget_words().refer
+    asked = {t for t in _content(_pairs(found)) if not _forget_word(t)} - refer
+    named = str(number) in asked
+    said = {text for text, _ in _pairs(tokens(note))}
+    shared = [t for t in asked if _said_as(t, said)]
+    other = [t for t in asked if t not in shared and t != str(number)]
+    if not (named or shared) or len(other) > len(asked) // 3:
+        return NotStated("the user's words do not name this note")
+    return Stated(" ".join(quote.split()))
+
+
+def _forget_word(text: str) -> bool:
+    return _forget_at([text], text) is not None
