@@ -115,3 +115,23 @@ async def test_a_text_the_page_cleared_is_not_reported_as_typed(
     assert note["ok"] is True and note["outcome"] == "done", note
     assert coupon["ok"] is False and coupon["outcome"] == "failed", coupon
     assert "empty after typing" in coupon["result"]
+
+
+async def test_the_summary_names_the_inputs_that_were_made_not_what_the_code_mentions(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    runner, _ = runner_for(
+        browser_session,
+        goto(pages.url("form.html")),
+        code(
+            "async (page) => { await page.locator('h1').innerText();"
+            " await page.getByLabel('Full name').fill('Ann Lee');"
+            " await page.getByLabel('Phone').fill('555 0100', { timeout: 300 }) }"
+        ),
+        limits=Limits(max_tool_steps=2),
+    )
+    stopped = await runner.send("Apply for a library card")
+    assert stopped.stop_reason == "step_limit", stopped.text
+    done = line(stopped, "Done: ")
+    assert "filled “Full name”" in done, stopped.text
+    assert "h1" not in done and "Phone" not in done, stopped.text

@@ -239,15 +239,25 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
     return _outcome(run, ctx, call, args, result, allowed)
 
 
+def _made(result: CodeResult) -> list[list[str]]:
+    """The inputs the call made, as the guard saw their elements ([input, role, name])."""
+    made = result.notes.get("made")
+    if not isinstance(made, list):
+        return []
+    return [[str(x) for x in m] for m in made if isinstance(m, list) and len(m) == 3]
+
+
 def _outcome(
     run: ToolPass, ctx: AgentContext, call: ToolCall, args: browser_run_code, result: CodeResult, allowed: str
 ) -> str:
     observation = run.state.get("observation")
     kind = classify_error(result.error) if not result.ok else "none"
+    made = _made(result)
     run.actions.append(
         {
             "tool": call["name"],
-            "target": describe_target(args.code, observation),
+            "target": describe_target(args.code, observation, made),
+            "made": bool(made),
             "acting": is_acting(args.code),
             "ok": result.ok,
             "error_kind": kind,

@@ -50,6 +50,8 @@ class ActionRecord(TypedDict):
     """True for clicks, typing, navigation; False for reads."""
     ok: bool
     error_kind: ErrorKind
+    made: NotRequired[bool]
+    """`target` names the inputs the call really made (the guard saw them), also when it failed later."""
 
 
 class Committed(TypedDict):

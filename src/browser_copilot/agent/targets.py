@@ -23,8 +23,23 @@ def is_acting(code: str) -> bool:
     return bool(_ACTION.search(code))
 
 
-def describe_target(code: str, observation: ObservationState | None) -> str:
-    """A stable description of what an action aims at (never element numbers, which change)."""
+def describe_target(
+    code: str, observation: ObservationState | None, made: list[list[str]] | None = None
+) -> str:
+    """A stable description of what an action aims at (never element numbers, which change). `made`:
+    the inputs the call really made, as the guard saw their elements ([input, role, name]); then the
+    description is theirs (with the addresses the code opened), not read from the code's text."""
+    if made:
+        pieces = list(
+            dict.fromkeys(f'{role} "{name}"' if role else f'"{name}"' for _, role, name in made if name)
+        )
+        urls = [
+            m
+            for m in (next(g for g in m if g) for m in _LITERAL.findall(code) if any(m))
+            if m.startswith("http")
+        ]
+        if pieces:
+            return "; ".join([*pieces, *urls[:1]])
     numbers, names = targets(code)
     elements = {e["n"]: e for e in (observation["elements"] if observation else [])}
     described = [f'{elements[n]["role"]} "{elements[n]["name"]}"' for n in numbers if n in elements]

@@ -79,7 +79,7 @@ def unwrap(result: CodeResult) -> tuple[CodeResult, float | None, list[str]]:
     when = acted / 1000 if isinstance(acted, int | float) and not isinstance(acted, bool) else None
     opened = [str(t) for t in value.get("opened") or [] if t]
     images = tuple(str(i) for i in value.get("images") or [])
-    notes = {k: value[k] for k in ("banner", "bannerHeld") if value.get(k)}
+    notes = {k: value[k] for k in ("banner", "bannerHeld", "made") if value.get(k)}
     if isinstance(value.get("error"), str):  # the code failed, and the app's part had news
         failed = replace(result, ok=False, value=UNDEFINED, error=value["error"], images=images, notes=notes)
         return failed, when, opened

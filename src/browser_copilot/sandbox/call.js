@@ -76,6 +76,7 @@ async (page, config) => {
     throw new Error('the input would reach too deep a nest of frames; nothing was done');
   };
   const decided = (out, action) => {
+    reached = out && Array.isArray(out.what) ? out.what : null;
     if (out.secret) {
       secretBlocked += 1;
       stopWith(out.empty
@@ -186,9 +187,15 @@ async (page, config) => {
   const AGAIN = new Set(['fill', 'select', 'check', 'uncheck', 'focus', 'scroll', 'hover', 'upload', 'goto',
     'goBack', 'goForward', 'reload', 'mouse.move', 'mouse.wheel']);
   let current = null;
+  // What the inputs that were made reached, in order: [input, role, name] (the step is told from these,
+  // not from the code's text). `reached` is the last judged input's element.
+  const made = [];
+  let reached = null;
   const done = (value) => {
     if (!AGAIN.has(current)) acted += 1;
     actedAt = Date.now();
+    if (reached && made.length < 40) made.push([current, ...reached]);
+    reached = null;
     return value;
   };
   const withModifiers = async (p, modifiers, fn) => {
@@ -468,13 +475,13 @@ async (page, config) => {
   const error = out.error === undefined ? null : new Error(mask(out.error));
   if (error && out.name !== 'Error') error.name = out.name;
   const answer = (value) => ({ __bcActed: actedAt, value, opened: opened.filter(Boolean), images,
-    banner: bannerClosed, bannerHeld });
+    banner: bannerClosed, bannerHeld, made: masked(made) });
   if (held.length || secretBlocked || heldRequests.length) {
     return answer(masked({ __bcGuard: { held, secretBlocked, acted, requests: heldRequests },
       result: result === undefined ? null : result, error: error ? error.message : null }));
   }
   // An error with news of the app's own part (a banner it left, a tab the code opened) keeps that news.
-  if (error && (bannerClosed || bannerHeld || opened.length || images.length)) {
+  if (error && (bannerClosed || bannerHeld || opened.length || images.length || made.length)) {
     return { ...answer(undefined), error: `${error.name}: ${error.message}` };
   }
   if (error) throw error;

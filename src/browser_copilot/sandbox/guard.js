@@ -283,6 +283,18 @@
       return short && (el.getAttribute('type') || '').toLowerCase() === 'password' && !auto.includes('new-password');
     });
   };
+  // What the input reached, for the step that reports it ("textbox", "Email"): the control it
+  // activates, else the element itself.
+  const ROLES = { A: 'link', BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox' };
+  const INPUT_ROLES = { checkbox: 'checkbox', radio: 'radio', submit: 'button', button: 'button', image: 'button',
+    file: 'button', range: 'slider', search: 'searchbox', number: 'spinbutton' };
+  const whatOf = (facts, at) => {
+    if (facts && facts.name) return [clean(facts.role || facts.tag || '', 20), clean(facts.name, 80)];
+    const type = (at.getAttribute('type') || 'text').toLowerCase();
+    const role = at.getAttribute('role') || (at.tagName === 'INPUT' ? INPUT_ROLES[type] || 'textbox' : ROLES[at.tagName] || '');
+    const name = isField(at) ? F.labelOf(at) : nameOf(at);
+    return [clean(role, 20), clean(name, 80)];
+  };
   const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
     && !(el.textContent || '').trim() && el.getClientRects().length > 0;
   const preflight = (args) => {
@@ -318,7 +330,7 @@
     if (drop && drop.el && !args.approve) drop.el.setAttribute('data-bc-drop', id);
     if (!decided.control) {
       const more = args.kind === 'upload' ? uploadInto(at) : {};
-      return go(args, decided.how, decided.verdict, decided.facts, more);
+      return go(args, decided.how, decided.verdict, decided.facts, { ...more, what: whatOf(decided.facts, at) });
     }
     decided.control.setAttribute('data-bc-held', id);
     return { held: { id, kind: args.kind, facts: decided.facts, verdict: decided.verdict, ...detailsOf(decided.control, decided.verdict, decided.facts) } };

@@ -89,8 +89,8 @@ def ran(actions: list[ActionRecord], typed: set[str]) -> list[str]:
     done: dict[str, Counter[str]] = {}
     other = 0
     for action in actions:
-        if not (action["acting"] and action["ok"]):
-            continue
+        if not (action["acting"] and (action["ok"] or action.get("made"))):
+            continue  # a failed call counts for the inputs it made before it failed
         kinds = [_kind(p, typed) for p in action["target"].split("; ")]
         other += not any(kinds)
         for verb, what in (k for k in kinds if k is not None):
