@@ -72,3 +72,25 @@ async def test_a_control_whose_text_and_name_differ_is_named_by_both_and_judged_
     assert card["what"] == f'button "{shows}" (named "{named}")'
     assert await page_value(browser_session, "window.__sent") == 0
 
+
+async def test_a_button_that_opens_the_sites_confirmation_is_not_carded_its_confirming_button_is(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    runner, log = runner_for(
+        browser_session,
+        goto(pages.url("opener-dialog.html")),
+        code("async (page) => { await page.locator('#open').click() }"),
+        code("async (page) => { await page.locator('#yes').click() }"),
+        say("Cancelled."),
+    )
+    outcome = await runner.send("Cancel my subscription")
+    # One decision, at the dialog that shows the fee: the opener went without a card.
+    assert outcome.interrupt is not None and outcome.interrupt["kind"] == "confirm", outcome.text
+    card = outcome.interrupt["card"]
+    assert card["category"] == "cancel", card
+    assert "$30.00" in " ".join(line for _, line in card["details"]), card
+    assert len(log.of("policy_request")) == 1
+    assert await page_value(browser_session, "window.__cancelled") == 0
+    done = await runner.send("/yes")
+    assert done.stop_reason == "answered", done.text
+    assert await page_value(browser_session, "window.__cancelled") == 1

@@ -194,6 +194,19 @@
     return '';
   };
 
+  const opensDialog = (el) => {
+    const popup = (el.getAttribute('aria-haspopup') || '').toLowerCase();
+    if (popup && popup !== 'false') return true;
+    if (el.hasAttribute('popovertarget') || /^show-modal$|^toggle-popover$|^show-popover$/i.test(el.getAttribute('command') || '')) return true;
+    if (/^(modal|dialog|offcanvas)$/i.test(el.getAttribute('data-bs-toggle') || el.getAttribute('data-toggle') || '')) return true;
+    const href = el.tagName === 'A' ? el.getAttribute('href') || '' : '';
+    const ids = [...(el.getAttribute('aria-controls') || '').split(/\s+/), href.startsWith('#') ? href.slice(1) : '']
+      .concat([el.getAttribute('commandfor') || '', el.getAttribute('data-bs-target') || ''].map((t) => t.replace(/^#/, '')));
+    return ids.filter(Boolean).some((id) => {
+      const target = el.ownerDocument.getElementById(id);
+      return !!target && !target.contains(el) && target.matches('dialog, [role=dialog], [role=alertdialog], [aria-modal=true]');
+    });
+  };
   const factsOf = (el) => {
     const form = el.form || el.closest('form');
     const tag = el.tagName.toLowerCase();
@@ -225,7 +238,10 @@
       title: el.ownerDocument.title,
       heading: headingOf(box),
       dialog: !!dialogOf(el),
-      haspopup: !!el.getAttribute('aria-haspopup') && el.getAttribute('aria-haspopup') !== 'false',
+      // It opens the site's own dialog or menu first (declared by the page's structure: aria-haspopup,
+      // a popover or command target, a dialog it controls or links to): the card belongs to that
+      // dialog's confirming control. A request it sends itself is the effect gate's to hold.
+      haspopup: opensDialog(el),
       // Shows or hides part of the page (a disclosure: aria-expanded, <summary>, a leading triangle).
       disclosure: el.hasAttribute('aria-expanded') || tag === 'summary' || /^\s*[▸▹►▶▾▿▼⏵⏷]/.test(el.textContent || ''),
       // In the site's navigation (a menu, a sidebar, the header or footer): a link there opens a page.
