@@ -226,30 +226,56 @@ async def test_a_judged_safe_step_inside_longer_code_lets_the_rest_of_it_run(
     assert '"filled": true' in email, shown
 
 
-async def test_a_judged_safe_step_after_a_click_that_ran_is_done_alone(
+async def test_a_judged_safe_step_after_a_click_that_ran_goes_on_without_repeating_the_click(
     browser_session: BrowserSession, pages: PageServer
 ) -> None:
-    """A click had already run in the call: running it again would repeat it, so the judged step alone is
-    done, and the model is told that the rest did not run."""
+    """A click had already run in the call: the code runs again with the judged step allowed, the click
+    it already made is not made again, and the rest of the code runs: one result, nothing twice."""
     judge_model = ScriptedModel(replies=[verdict(False, "safe")])
-    help_button = (
-        "async (page) => { await page.goto(PAGE); await page.evaluate(() => { const b ="
-        " document.createElement('button'); b.textContent = 'Show help';"
-        " b.onclick = () => { window.__help = (window.__help || 0) + 1 }; document.body.prepend(b) }) }"
-    ).replace("PAGE", repr(pages.url("signals-step.html")))
-    assert (await browser_session.run_code(help_button)).ok  # the page's own help button
     runner, _ = make_runner(
         browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('signals-rerun.html')}') }}"),
         code(
             "async (page) => { await page.getByText('Show help').click();"
-            " await page.locator('form button').click(); return 'done' }"
+            " await page.locator('form button').click();"
+            " await page.getByText('Open FAQ').click();"
+            " return 'now at step ' + await page.locator('#at').textContent() }"
         ),
         say("Went on to step 2."),
         judge_model=judge_model,
     )
     outcome = await runner.send("Go to the next step of the registration")
     assert outcome.stop_reason == "answered"
-    assert await value(browser_session, "window.__step ?? 0") == 1
-    assert await value(browser_session, "window.__help ?? 0") == 1  # not clicked twice
+    assert await value(browser_session, "window.__step") == 1
+    assert await value(browser_session, "window.__help") == 1  # not clicked twice
+    assert await value(browser_session, "window.__faq") == 1  # the rest of the code ran
     said = [str(m.content) for m in outcome.values["messages"] if m.type == "tool"]
-    assert any("did not run" in t for t in said), said
+    assert any("now at step 1" in t and "checked by the safety judge" in t for t in said), said
+    assert not any("did not run" in t or "Error" in t for t in said), said
+
+
+async def test_code_that_takes_another_way_when_it_goes_on_is_stopped_there(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """The rerun reads the page, which its first run changed, and clicks another button than the first
+    time: it stops before that click, and nothing is done twice or differently."""
+    judge_model = ScriptedModel(replies=[verdict(False, "safe")])
+    runner, _ = make_runner(
+        browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('signals-rerun.html')}') }}"),
+        code(
+            "async (page) => { await page.fill('[name=email]', 'a@example.com');"
+            " await page.getByLabel('Passenger 1: full name').fill('Ann Lee');"
+            " const typed = await page.locator('#typed').textContent();"
+            " await page.getByText(typed === '1' ? 'Show help' : 'Open FAQ').click();"
+            " await page.locator('form button').click(); return 'went on' }"
+        ),
+        say("Stopped."),
+        judge_model=judge_model,
+    )
+    outcome = await runner.send("Go to the next step of the registration")
+    assert outcome.stop_reason == "answered"
+    assert await value(browser_session, "window.__help") == 1
+    assert await value(browser_session, "window.__faq") == 0  # the other way was not taken
+    said = [str(m.content) for m in outcome.values["messages"] if m.type == "tool"]
+    assert any("took another way" in t for t in said), said

@@ -193,9 +193,10 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
     allow: Allow | None = None
     allowed = ""
     judged: set[str] = set()
+    skip: tuple[str, ...] = ()
     while True:
         pacing = ctx.pacing.for_browser(launched=ctx.browser.launched is not None)
-        code = guarded_code(args.code, frames, allow, pacing=pacing)
+        code = guarded_code(args.code, frames, allow, pacing=pacing, skip=skip)
         result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
         report = guard_report(result)
         holds = _holds(report, ctx)
@@ -213,11 +214,12 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
             event = await _judged(ctx, event)
             if event["verdict"]["destructive"]:
                 return hold_for_user(run, call, event)
-        if (report is not None and report.acted) or what in judged:
-            # Something already reached the page in this call: running it again would repeat it.
+        if what in judged or (report is not None and report.acted > len(report.sigs)):
+            # Checked once already in this call, or inputs a rerun cannot recognise: done once, alone.
             return await _release(ctx, event)
-        # Nothing reached the page before the hold: the same code again, with a permission for this input,
-        # so that the rest of it runs and its result arrives (F42: a judged-safe step goes on).
+        # The same code again, with a permission for this input, so that the rest of it runs and its result
+        # arrives (F42: a judged-safe step goes on); the inputs it already made are not made again.
+        skip = report.sigs if report is not None else ()
         judged.add(what)
         allowed += (
             f"{what} was done as part of the action the user allowed ({event['verdict']['reason']}). "

@@ -49,6 +49,8 @@ class GuardReport:
     with a permission for what was held."""
     requests: tuple[str, ...] = ()
     """Requests the network policy held during the call (their ids: `BrowserSession.held_requests`)."""
+    sigs: tuple[str, ...] = ()
+    """The inputs it made that a rerun would repeat, as the rerun recognises them (`guarded_code(skip=)`)."""
 
 
 def targets(code: str) -> tuple[list[int], list[str]]:
@@ -94,12 +96,14 @@ def guarded_code(
     pacing: Pacing | None = None,
     app_code: bool = False,
     close_banner: bool = False,
+    skip: tuple[str, ...] = (),
 ) -> str:
     """The model's `async (page) => {...}`, run in the box with `el(N)` for the observation's numbered
     elements (`frames`: the frames each one is in) and every input judged first. `allow`: a one-time
     permission; `pacing` in human mode paces the inputs (browser/pacing.js); `app_code`: the app's own
     code (no consent-banner check before its inputs); `close_banner`: the consent banner an observation
-    found is closed first (its least choice, judged like any input)."""
+    found is closed first (its least choice, judged like any input); `skip`: the inputs an earlier run of
+    the same code made (`GuardReport.sigs`), not made again when it goes on after a checked input."""
     pace = pacing_hook(pacing, secret_source()) if pacing and pacing.active else "undefined"
     config = {
         "source": code.strip().rstrip(";"),
@@ -107,6 +111,7 @@ def guarded_code(
         "allow": allow.to_js() if allow else None,
         "appCode": app_code,
         "closeBanner": close_banner,
+        "skip": list(skip),
     }
     return _call(config, pace)
 
@@ -131,6 +136,7 @@ def guard_report(result: CodeResult) -> GuardReport | None:
         result=value.get("result"),
         error=value.get("error"),
         acted=int(report.get("acted", 0)),
+        sigs=tuple(str(x) for x in report.get("sigs", [])),
         requests=tuple(str(r) for r in report.get("requests", [])),
     )
 

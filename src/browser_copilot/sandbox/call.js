@@ -191,8 +191,16 @@ async (page, config) => {
   // not from the code's text). `reached` is the last judged input's element.
   const made = [];
   let reached = null;
+  // Going on after an input the judge checked, the app runs the code again (`config.skip`): the inputs
+  // the first run made that a rerun would repeat are not made again; each must be the same input of the
+  // same target as the first time, else the code stops there. `sigs`: this run's, for such a rerun.
+  const skip = [...(config.skip || [])];
+  const sigs = [];
+  let sig = null;
+  const sigOf = (a) => [a.name, a.target ? String(a.target) : '', a.to ? String(a.to) : '',
+    JSON.stringify(a.args.filter((x) => x === null || typeof x !== 'object' || Array.isArray(x)))].join(' ');
   const done = (value) => {
-    if (!AGAIN.has(current)) acted += 1;
+    if (!AGAIN.has(current)) { acted += 1; if (sig) sigs.push(sig); }
     actedAt = Date.now();
     if (reached && made.length < 40) made.push([current, ...reached]);
     reached = null;
@@ -214,17 +222,18 @@ async (page, config) => {
     const out = await guard.page(p, { op: 'preflight', kind: 'press', point, signal: signal(p, 'banner', null) })
       .catch(() => null);
     if (out && out.held) bannerHeld = found.name;
-    if (!out || !out.ok) return;
+    if (!out || !out.ok) return false;
     await p.mouse.click(point.x, point.y);
     bannerClosed = found.name;
+    return true;
   };
   // In a young document a consent banner that came up after the last look would take a pointer's input:
   // the guard looks first (cheaply: only while the document is young, or changed since it found none),
   // and the app clicks its least choice.
   const lateBanner = async (p) => {
-    if (config.appCode) return;
+    if (config.appCode) return false;
     const found = await guard.page(p, { op: 'banner' }).catch(() => null);
-    if (found && found.stamp) await clickBanner(p, found).catch(() => null);
+    return !!(found && found.stamp) && !!(await clickBanner(p, found).catch(() => false));
   };
   const GOTO_SCHEMES = new Set(['http:', 'https:']);
   const navTimeout = (o) => timeoutOf({ timeout: o.timeout !== undefined ? o.timeout : config.navTimeout });
@@ -239,6 +248,16 @@ async (page, config) => {
     const name = a.name;
     current = name;
     const action = { name, args: a.args };
+    sig = AGAIN.has(name) || config.replay ? null : sigOf(a);
+    if (sig && skip.length) {
+      if (skip[0] !== sig) {
+        stopWith('Stopped: going on after the checked input, the code took another way than the first time; '
+          + 'nothing more was done. Look at the page.');
+        throw new Error(halted);
+      }
+      skip.shift();
+      return done(undefined);  // made by the first run
+    }
     if (name === 'goto') {
       const url = String(a.args[0]);
       let scheme = null;
@@ -260,7 +279,8 @@ async (page, config) => {
       const target = a.target;
       const want = name === 'check' ? true : name === 'uncheck' ? false : null;
       if (want !== null && (await target.isChecked({ timeout: timeoutOf(o) })) === want) return done(undefined);
-      await lateBanner(p);
+      // The banner the app just closed took the element the code meant (its own choice in it): done.
+      if ((await lateBanner(p)) && !(await target.isVisible().catch(() => false))) return done(undefined);
       const kind = name === 'hover' ? 'hover' : 'press';
       const spot = await aim(p, target, o, kind, action);
       if (name === 'hover') {
@@ -477,7 +497,7 @@ async (page, config) => {
   const answer = (value) => ({ __bcActed: actedAt, value, opened: opened.filter(Boolean), images,
     banner: bannerClosed, bannerHeld, made: masked(made) });
   if (held.length || secretBlocked || heldRequests.length) {
-    return answer(masked({ __bcGuard: { held, secretBlocked, acted, requests: heldRequests },
+    return answer(masked({ __bcGuard: { held, secretBlocked, acted, sigs, requests: heldRequests },
       result: result === undefined ? null : result, error: error ? error.message : null }));
   }
   // An error with news of the app's own part (a banner it left, a tab the code opened) keeps that news.

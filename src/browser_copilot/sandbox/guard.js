@@ -254,6 +254,10 @@
     if (!facts.name && closedHost(control)) facts.opaque = true;
     facts.input = kind;
     const verdict = classify(facts);
+    // The consent banner's least choice is not the judge's to look at (its words are still the rules':
+    // a bait layer's "Delete my account" stays held).
+    const least = bannerChoice && bannerChoice.isConnected && (control === bannerChoice || bannerChoice.contains(control));
+    if (least && !verdict.destructive) return { how: plain, verdict: { ...verdict, judge: false, reason: "the consent banner's least choice" }, facts };
     if (!verdict.destructive && !verdict.judge) return { how: plain, verdict, facts };
     if (allowedBy(control, facts, args.allow)) return { how: 'allow', verdict, facts };
     return { control, verdict, facts };
@@ -403,9 +407,13 @@
   // next click: in a young document (its first 15 s) the app looks before each action and has its choice
   // (banner.js: by structure, never "accept") clicked, checked like any input. A look that found none
   // leaves a watcher: while nothing is added, removed or restyled, none has come since.
+  // The consent banner's least choice this world found last (the element itself, which the page cannot
+  // swap for another): a press on it is decided by structure, the app's own and the model's alike.
+  let bannerChoice = null;
   const banner = (always) => {
     if (!always && (performance.now() >= 15000 || window.__bcNoBanner)) return null;
     const chosen = (__BANNER__)(__COOKIE_WORDS__, 'element');
+    bannerChoice = chosen || bannerChoice;
     if (chosen) return { stamp: stamp(chosen, 'data-bc-banner'), name: clean(nameOf(chosen), 80) || 'close' };
     const ours = (r) => (r.type === 'attributes' ? /^data-bc-/.test(r.attributeName)
       : [...r.addedNodes, ...r.removedNodes].every((n) => n.id === '__bc_marks'));
