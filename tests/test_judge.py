@@ -279,3 +279,33 @@ async def test_code_that_takes_another_way_when_it_goes_on_is_stopped_there(
     assert await value(browser_session, "window.__faq") == 0  # the other way was not taken
     said = [str(m.content) for m in outcome.values["messages"] if m.type == "tool"]
     assert any("took another way" in t for t in said), said
+
+
+async def test_a_verdict_holds_for_the_same_kind_of_control_on_every_page_of_its_kind() -> None:
+    judge = Judge(
+        ScriptedModel(replies=[verdict(False, "safe"), verdict(False, "safe"), verdict(True, "order")])
+    )
+
+    def add_to_cart(url: str, heading: str, action: str = "/cart/add") -> dict[str, Any]:
+        return {
+            "tag": "button",
+            "role": "button",
+            "name": "Add to cart",
+            "type": "submit",
+            "form_method": "post",
+            "form_action": f"{url.split('/p')[0]}{action}",
+            "heading": heading,
+            "url": url,
+        }
+
+    first = await judge(add_to_cart("https://shop.test/product/12", "Blue mug"))
+    again = await judge(add_to_cart("https://shop.test/product/98", "Green teapot"))
+    slug = await judge(add_to_cart("https://shop.test/product/a-very-long-slug-of-a-tea-set-2026", "Tea set"))
+    assert (first["by"], again["by"], slug["by"]) == ("judge", "cache", "cache")
+    assert judge.calls == 1
+    other_site = await judge(add_to_cart("https://other.test/product/12", "Blue mug"))
+    other_form = await judge(
+        add_to_cart("https://shop.test/product/12", "Blue mug", action="/checkout/place")
+    )
+    assert (other_site["by"], other_form["by"]) == ("judge", "judge")
+    assert other_form["destructive"] is True and judge.calls == 3

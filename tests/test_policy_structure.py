@@ -143,3 +143,23 @@ def test_uncertain_controls_go_to_the_judge_even_when_the_rules_lean_safe() -> N
     assert finish["destructive"] is False and finish["judge"] is True
     foreign = verdict(lang="am", name="አሁን ይግዙ", type="submit", form_method="post")
     assert foreign["judge"] is True
+
+
+@pytest.mark.parametrize("name", ["Dezember", "›", "15", "Mars", "Následující měsíc"])
+def test_a_plain_button_of_a_search_form_changes_the_page_and_needs_no_judge(name: str) -> None:
+    picker = {
+        "tag": "button",
+        "role": "button",
+        "type": "button",
+        "name": name,
+        "form_method": "get",
+        "lang": "de",
+    }
+    (verdict,) = classify_many([picker])
+    assert verdict["destructive"] is False and not verdict.get("judge"), verdict
+
+
+def test_the_same_unknown_word_on_a_button_that_sends_a_form_still_gets_a_closer_look() -> None:
+    sends = {"tag": "button", "role": "button", "type": "submit", "name": "Dezember", "form_method": "post"}
+    (verdict,) = classify_many([{**sends, "lang": "de"}])
+    assert verdict.get("judge") or verdict["destructive"], verdict

@@ -44,14 +44,24 @@ def categories() -> list[str]:
     return [str(c) for c in lexicon()["categories"]]
 
 
+_ITEM = re.compile(r"[^/]*\d[^/]*|[^/]{25,}")
+"""A path segment that names one item (`/product/1234`, `/p/blue-ceramic-mug-with-a-long-name`)."""
+
+
+def _kind_of_page(path: str) -> str:
+    """The page's kind from its path: `/product/1234` and `/product/98` are one kind."""
+    return "/".join(":item" if _ITEM.fullmatch(seg) else seg for seg in path.split("/"))
+
+
 def fingerprint(facts: dict[str, Any]) -> str:
-    """Origin + what identifies the control (not its position or the values typed)."""
+    """What a verdict holds for: the site and the kind of control (its role, accessible name, form and
+    where the form goes, on a page of the same kind), not the item it is next to, its position or the
+    values typed. The same "Add to cart" on every product page is judged once."""
     parts = urlsplit(str(facts.get("url") or ""))
     origin = f"{parts.scheme}://{parts.netloc}"
-    ident = [
-        facts.get(k) for k in ("tag", "role", "type", "name", "form_method", "heading", "bulk", "dialog")
-    ]
-    ident.append(parts.path)
+    ident = [facts.get(k) for k in ("tag", "role", "type", "name", "text", "form_method", "bulk", "dialog")]
+    ident.append(_kind_of_page(parts.path))
+    ident.append(_kind_of_page(urlsplit(str(facts.get("form_action") or "")).path))
     ident.append([f.get("label") for f in facts.get("fields") or [] if isinstance(f, dict)])
     digest = hashlib.sha256(json.dumps(ident, ensure_ascii=False, default=str).encode()).hexdigest()
     return f"{origin}#{digest[:16]}"

@@ -339,8 +339,8 @@
       if (signal && (postForm || facts.dialog || facts.payment || facts.review || (submits && facts.message))) {
         return verdict(true, signal[1], `a control without a name: ${signal[0]}`, true);
       }
-      // Nothing says what it does: the judge looks.
-      return safe('no name and no telling icon', !isLink);
+      // Nothing says what it does: the judge looks (a plain button of a search form only moves the page).
+      return safe('no name and no telling icon', !isLink && !(method === 'get' && !submits));
     }
     const hit = found[0];
     if (hit && !(startsWith(T.negative, name) && hit[1] > 0)) {
@@ -425,8 +425,11 @@
     // in a form or a dialog, or when its script is one the table lacks.
     const unknown = !known(T, name) && /\p{L}{2}/u.test(name);
     const foreign = unknown && OTHER_SCRIPT.test(name);
+    // A plain button of a search (GET) form sends nothing: it changes the page itself (a date picker's
+    // month arrows and days), whatever it says.
+    const pageOnly = method === 'get' && !submits && !isLink;
     return safe('no destructive wording', postForm || (!!signal && !!facts.amount)
-      || (unknown && (!!method || !!facts.dialog)) || foreign);
+      || (unknown && !pageOnly && (!!method || !!facts.dialog)) || foreign);
   };
 
   const RANK = (v) => (v.destructive ? 2 : v.judge ? 1 : 0);
