@@ -5,16 +5,20 @@ after the request's action list has moved on. A scripted model, the real browser
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from browser_copilot.agent.context import Limits
 from browser_copilot.agent.runner import TurnOutcome
+from browser_copilot.browser.guarded import guarded_code
+from browser_copilot.browser.observation import observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from browser_copilot.plain_steps import Narrator
 from tests.support.pages import PageServer
 from tests.support.scripted_model import call, code, goto, say
+from tests.test_graph import page_value
 from tests.test_honest_outcome import runner_for
 
 PLACE = "async (page) => { await page.getByRole('button', { name: 'Place order' }).click() }"
@@ -135,3 +139,19 @@ async def test_the_summary_names_the_inputs_that_were_made_not_what_the_code_men
     done = line(stopped, "Done: ")
     assert "filled “Full name”" in done, stopped.text
     assert "h1" not in done and "Phone" not in done, stopped.text
+
+
+async def test_an_option_label_the_observation_shortened_selects_its_option(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    await browser_session.goto(pages.url("long-options.html"))
+    shown = (await observe(browser_session)).render()
+    cut = next(part for part in re.findall(r'"([^"]*…)"', shown) if "5678" in part)
+    for label in (cut, {"label": cut}):
+        result = await browser_session.run_code(
+            guarded_code(f"async (page) => page.getByLabel('From account').selectOption({json.dumps(label)})")
+        )
+        assert result.ok, result.error
+        picked = await page_value(browser_session, "document.getElementById('from').selectedOptions[0].label")
+        assert picked == "High-Yield Savings •••• 5678 — available $12,004.10 (3.9% APY)"
+        await page_value(browser_session, "(document.getElementById('from').selectedIndex = 0)")

@@ -177,6 +177,21 @@ async (page, config) => {
       handle.dispose().catch(() => null);
     }
   };
+  // An option's label as the observation shortened it ("High-Yield Savings •••• 5678 —…") stands for
+  // the one option whose label begins so: the model passes back what it was shown.
+  const wholeLabels = async (target, want) => {
+    const cut = (x) => typeof x === 'string' ? x.endsWith('…') : !!x && typeof x.label === 'string' && x.label.endsWith('…');
+    const list = Array.isArray(want) ? want : [want];
+    if (!list.some(cut)) return want;
+    const labels = await target.evaluate((el) => Array.from(el.options || [], (o) => (o.label || o.textContent || '').replace(/\s+/g, ' ').trim()));
+    const whole = (x) => {
+      if (!cut(x)) return x;
+      const start = (typeof x === 'string' ? x : x.label).slice(0, -1).replace(/\s+/g, ' ').trim();
+      const found = labels.filter((l) => l.startsWith(start));
+      return found.length === 1 ? { label: found[0] } : x;
+    };
+    return Array.isArray(want) ? list.map(whole) : whole(want);
+  };
   // Human pacing (PACING=human) before an input; it may type a text itself (`{ result }`).
   const paced = async (name, target, args) => {
     const pacing = config.beforeAction ? config.beforeAction(name, target, args) : undefined;
@@ -382,7 +397,7 @@ async (page, config) => {
       await target.press(key, { ...options, delay: o.delay });
     } else if (name === 'select') {
       await paced('selectOption', target, []);
-      return done(await target.selectOption(a.args[0], options));
+      return done(await target.selectOption(await wholeLabels(target, a.args[0]), options));
     } else if (name === 'upload') {
       if (out.input) await out.frame.locator(`[data-bc-file="${out.input}"]`).setInputFiles(files, options);
       else await target.drop({ files }, options);
