@@ -22,7 +22,6 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -47,16 +46,11 @@ from browser_copilot.llm.provider import (
 )
 from browser_copilot.logs import StepEventLog, save_snapshot
 from browser_copilot.metrics import Metrics
+from browser_copilot.ui.counts import Counts
 from browser_copilot.ui.lines import LineReader
-from browser_copilot.ui.render import (
-    EventPrinter,
-    render_help,
-    render_outcome,
-    render_plan,
-    render_status,
-    show,
-)
+from browser_copilot.ui.render import EventPrinter, render_help, render_outcome, render_plan, show
 from browser_copilot.ui.startup import AGENT_MODULES, BROWSER_MODULES, load_in_background
+from browser_copilot.ui.status import render_status
 
 if TYPE_CHECKING:  # loaded in the background (`ui.startup`), after the prompt is shown
     from browser_copilot.agent.runner import AgentRunner
@@ -79,7 +73,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("/status", "session, steps, tokens, errors, browser, model"),
     ("/new", "start a fresh session"),
     ("/bg TASK", "run a task in the background, in a window of its own (MAX_PARALLEL_RUNS)"),
-    ("/jobs", "the background jobs and what each does (/jobs N: bring job N to the front)"),
+    ("/jobs", "the background jobs and what each does (/jobs N: its steps, then it comes to the front)"),
     ("/help", "this list"),
     ("/quit", "leave (Ctrl+D too; Ctrl+C cancels a running task, or leaves at the prompt)"),
 )
@@ -113,6 +107,8 @@ class ChatApp:
         self.mode_chosen = False
         """The user set the mode before the agent had started: that choice wins over the session's."""
         self.metrics = Metrics()
+        self.counts = Counts()
+        """The run's counts, for its end line and `/status` (a job brought to the front brings its own)."""
         self.printer = EventPrinter(console, limit=settings.max_tool_steps)
         self.runner: AgentRunner | None = None
         self.browser: BrowserSession | None = None
@@ -134,7 +130,7 @@ class ChatApp:
 
     def sink(self, session: str) -> EventSink:
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session)
-        return fan_out(self.printer, self.metrics, log)
+        return fan_out(self.printer, self.metrics, lambda event: self.counts(event), log)
 
     def browser_session(self) -> BrowserSession:
         """The browser session (created on first use, once its modules are loaded); closed on leaving."""
@@ -582,7 +578,7 @@ class ChatApp:
         await remember_session(
             self.settings, runner.session_id, goal=outcome.values.get("current_goal") or None
         )
-        render_outcome(self.console, outcome, seconds=time.monotonic() - started)
+        render_outcome(self.console, outcome, seconds=time.monotonic() - started, counts=self.counts.run)
         if outcome.stop_reason == "error":
             await self.snapshot()
 
@@ -645,6 +641,7 @@ class ChatApp:
             session=self.runner.session_id if self.runner else "-",
             mode=self.mode,
             values=values,
+            counts=self.counts,
             metrics=self.metrics,
             browser=self.browser,
             model=self.llm.describe() if self.llm else "not configured",
@@ -666,46 +663,26 @@ class ChatApp:
                 browser=self.browser_session(),
                 graph=runner.graph,
                 context=runner.context,
-                tell=self.notice,
+                console=self.console,
+                above=self.above_prompt,
             )
             self.stack.push_async_callback(self.jobs.close)
-        job = self.jobs.start(task)
-        self.console.print(
-            f"[notice]Job {job.number} started[/notice] in the background (session {job.session_id}). "
-            "[muted]/jobs says what it does.[/muted]"
-        )
+        self.jobs.start(task)
 
     async def show_jobs(self, arg: str) -> None:
-        """`/jobs`: each job's status; `/jobs N`: job N becomes the terminal's session (to answer it)."""
+        """`/jobs`: each job's status; `/jobs N`: job N's steps, then it becomes the terminal's session
+        (to answer it, or to go on with it)."""
         if self.jobs is None:
             self.console.print("[muted]No background jobs. /bg TASK starts one.[/muted]")
             return
-        if not arg:
-            self.jobs.render(self.console)
-            return
-        if not arg.isdigit():
-            self.console.print("[muted]/jobs N brings job N to the front (N as /jobs lists it).[/muted]")
-            return
-        job = self.jobs.take(int(arg))
-        if isinstance(job, str):
-            self.console.print(f"[muted]{escape(job)}[/muted]")
+        job = self.jobs.command(arg)
+        if job is None:
             return
         assert self.runner is not None and self.browser is not None
-        previous = self.runner.session_id
-        await self.browser.session_tab(job.session_id, target=job.target)
-        self.browser.use_sites(job.sites)
-        runner = job.runner
-        runner.context = replace(runner.context, browser=self.browser).with_events(self.sink(job.session_id))
-        self.runner = runner
+        sink = self.sink(job.session_id)
+        self.runner = await self.jobs.to_front(job, self.browser, sink, previous=self.runner.session_id)
+        self.counts = job.counts  # /status: the job's run, as its end line said
         self.metrics.__init__()  # type: ignore[misc]
-        await remember_session(self.settings, job.session_id)
-        self.console.print(
-            f"[notice]Job {job.number} is in front now[/notice] (session {job.session_id}, its own window). "
-            f"[muted]The session you were in, {previous}, is kept: main.py chat --session {previous}.[/muted]"
-        )
-        pending = await runner.pending()
-        if pending is not None:
-            render_outcome(self.console, await runner.outcome())
 
     async def new_session(self) -> None:
         if not await self.wait_for("agent"):
@@ -717,6 +694,7 @@ class ChatApp:
         self.runner.session_id = session
         self.runner.context = self.runner.context.with_events(self.sink(session))
         self.metrics.__init__()  # type: ignore[misc]
+        self.counts = Counts()
         self.mode = "command"
         await remember_session(self.settings, session)
         self.console.print(f"[notice]New session {session}.[/notice]")

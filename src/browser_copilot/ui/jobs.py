@@ -7,13 +7,20 @@ MAX_PARALLEL_RUNS - 1 places at once (at least one); the others wait their turn.
 confirmation or a hand-over stops there, holding nothing: `/jobs N` brings it to the front (it becomes
 the terminal's session, in its own window), where `/yes` or `/no` answers it as usual. The UI renders:
 the agent decides, the checkpoint keeps each job's state.
+
+What a job shows is what a run in front shows (issue 27): its end goes through `render_outcome`, with
+the Unverified mark and its reasons, the stop reason and the run's counts; `/jobs N` replays the job's
+events (narrated at the source) through an `EventPrinter`, so its steps read as they would have live.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -23,16 +30,20 @@ from rich.markup import escape
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.runner import AgentRunner, Graph
 from browser_copilot.agent.storage import remember_session
-from browser_copilot.agent.turns import new_session_id
+from browser_copilot.agent.turns import TurnOutcome, new_session_id
 from browser_copilot.browser.pool import BrowserPool
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
-from browser_copilot.events import Event, fan_out
+from browser_copilot.events import Event, EventSink, fan_out
 from browser_copilot.logs import StepEventLog
+from browser_copilot.ui.counts import Counts
+from browser_copilot.ui.render import EventPrinter, doubts, render_outcome
 
 JobState = Literal["waiting", "running", "waiting_user", "done", "failed", "cancelled"]
 _FOLLOWED = ("tool_call", "tool_result", "observation", "node", "policy_request")
+KEPT_EVENTS = 2000
+"""The newest events a job keeps for `/jobs N` (its steps); the log keeps them all."""
 
 
 @dataclass
@@ -48,6 +59,12 @@ class Job:
     """Its tab (CDP target id), once it has one."""
     sites: set[str] = field(default_factory=set)
     run: asyncio.Task[None] | None = None
+    outcome: TurnOutcome | None = None
+    seconds: float | None = None
+    """How long its run took, from the moment it had a place."""
+    counts: Counts = field(default_factory=Counts)
+    events: deque[Event] = field(default_factory=lambda: deque(maxlen=KEPT_EVENTS))
+    """What it did, narrated (`summary`, `outcome`), for `/jobs N`: the stream's text is left out."""
 
     @property
     def session_id(self) -> str:
@@ -62,7 +79,8 @@ class Job:
         if self.state == "waiting_user":
             return f"waiting for your answer: /jobs {self.number} brings it to the front"
         if self.state == "done":
-            return f"done — {_first_line(self.answer)}"
+            unverified = self.outcome is not None and doubts(self.outcome) is not None
+            return f"done{', unverified' if unverified else ''} — {_first_line(self.answer)}"
         if self.state == "failed":
             return f"failed — {_first_line(self.answer)}"
         return "cancelled"
@@ -79,15 +97,22 @@ class Jobs:
         browser: BrowserSession,
         graph: Graph,
         context: AgentContext,
-        tell: Callable[[str], None],
+        console: Console,
+        above: Callable[[], AbstractContextManager[None]],
     ) -> None:
+        """`above`: prints of a job's news go in it (above the prompt the user may be typing on)."""
         self.settings = settings
+        self.console = console
+        self._above = above
         self.pool = BrowserPool(
-            settings, browser, share_main=False, limit=max(1, settings.max_parallel_runs - 1), notice=tell
+            settings,
+            browser,
+            share_main=False,
+            limit=max(1, settings.max_parallel_runs - 1),
+            notice=self._tell,
         )
         self._graph = graph
         self._context = context
-        self._tell = tell
         self.jobs: dict[int, Job] = {}
         self._numbers = 0
 
@@ -99,12 +124,21 @@ class Jobs:
         job.runner.context = self._context.with_events(fan_out(log, lambda event: _follow(job, event)))
         job.run = asyncio.create_task(self._run(job, task), name=f"job-{job.number}")
         self.jobs[job.number] = job
+        self.console.print(
+            f"[notice]Job {job.number} started[/notice] in the background (session {job.session_id}). "
+            "[muted]/jobs says what it does.[/muted]"
+        )
         return job
+
+    def _tell(self, text: str) -> None:
+        with self._above():
+            self.console.print(f"[notice]{escape(text)}[/notice]")
 
     async def _run(self, job: Job, text: str) -> None:
         try:
             async with self.pool.lease() as browser:
                 job.state = "running"
+                started = time.monotonic()
                 await remember_session(self.settings, job.session_id, goal=text[:200])
                 await browser.session_tab(job.session_id, target=job.target)
                 browser.use_sites(job.sites)
@@ -120,7 +154,7 @@ class Jobs:
             job.state, job.answer = "failed", str(exc)
             self._tell(f"Job {job.number} failed: {_first_line(str(exc))}")
             return
-        job.answer = outcome.text
+        job.answer, job.outcome, job.seconds = outcome.text, outcome, time.monotonic() - started
         if outcome.interrupt is not None:
             job.state = "waiting_user"
             self._tell(
@@ -129,19 +163,68 @@ class Jobs:
             )
         else:
             job.state = "failed" if outcome.stop_reason == "error" else "done"
-            self._tell(f"Job {job.number} {job.state}: {_first_line(outcome.text)} (/jobs lists the jobs)")
+            with self._above():
+                self.console.print(
+                    f"[notice]Job {job.number} {job.state}[/notice] ({escape(_short(job.task, 60))}) "
+                    f"[muted]/jobs {job.number} shows its steps[/muted]"
+                )
+                render_outcome(self.console, outcome, seconds=job.seconds, counts=job.counts.run)
         with contextlib.suppress(CopilotError):
             goal = outcome.values.get("current_goal") or text[:200]
             await remember_session(self.settings, job.session_id, goal=goal)
 
-    def take(self, number: int) -> Job | str:
-        """Job `number`, taken out of the list to come to the front; or why it cannot."""
+    def command(self, arg: str) -> Job | None:
+        """`/jobs` (the list) and `/jobs N` (`take`)."""
+        if not arg:
+            self.render(self.console)
+        elif not arg.isdigit():
+            self.console.print("[muted]/jobs N brings job N to the front (N as /jobs lists it).[/muted]")
+        else:
+            return self.take(int(arg))
+        return None
+
+    async def to_front(
+        self, job: Job, browser: BrowserSession, events: EventSink, *, previous: str
+    ) -> AgentRunner:
+        """Job `job` becomes the terminal's session, in its own window of `browser` (the terminal's
+        session), its events now going to `events`; then its card, or how it ended. Its runner."""
+        await browser.session_tab(job.session_id, target=job.target)
+        browser.use_sites(job.sites)
+        runner = job.runner
+        runner.context = replace(runner.context, browser=browser).with_events(events)
+        await remember_session(self.settings, job.session_id)
+        self.console.print(
+            f"[notice]Job {job.number} is in front now[/notice] (session {job.session_id}, its own window). "
+            f"[muted]The session you were in, {previous}, is kept: main.py chat --session {previous}.[/muted]"
+        )
+        if await runner.pending() is not None:
+            render_outcome(self.console, await runner.outcome())
+        elif job.outcome is not None:  # how it ended, as when it ended
+            render_outcome(self.console, job.outcome, seconds=job.seconds, counts=job.counts.run)
+        return runner
+
+    def take(self, number: int) -> Job | None:
+        """`/jobs N`: job `number`'s steps so far; then the job, taken out of the list to come to the
+        front, or None (and why not, said) while it still runs."""
         job = self.jobs.get(number)
         if job is None:
             known = ", ".join(str(n) for n in self.jobs) or "none"
-            return f"There is no job {number} (jobs: {known})."
+            self.console.print(f"[muted]There is no job {number} (jobs: {known}).[/muted]")
+            return None
+        self.console.print(
+            f"[bold]Job {number}[/bold] {escape(_short(job.task, 60))} "
+            f"[muted]({escape(job.describe())})[/muted]"
+        )
+        printer = EventPrinter(self.console, limit=self.settings.max_tool_steps)
+        for event in list(job.events):
+            printer(event)
+        if not any(event.kind == "tool_call" for event in job.events):
+            self.console.print("[muted]    No steps yet.[/muted]")
         if job.state in ("waiting", "running"):
-            return f"Job {number} is {job.describe()}; /jobs {number} again once it waits for you or ends."
+            self.console.print(
+                f"[muted]/jobs {number} again brings it to the front once it waits for you or ends.[/muted]"
+            )
+            return None
         del self.jobs[number]
         return job
 
@@ -165,9 +248,15 @@ class Jobs:
 
 
 def _follow(job: Job, event: Event) -> None:
-    summary = event.data.get("summary")
+    job.counts(event)
+    data = event.data
+    summary = data.get("summary")
     if event.kind in _FOLLOWED and isinstance(summary, str) and summary:
         job.doing = summary
+    if event.kind != "usage" and (
+        event.kind != "answer_stream" or (data.get("done") and data.get("tool_calls"))
+    ):
+        job.events.append(event)  # a reply's text streams in many events: only a note before a call stays
 
 
 def _first_line(text: str) -> str:

@@ -22,13 +22,12 @@ from rich.table import Table
 from rich.text import Text
 
 from browser_copilot.events import Event
-from browser_copilot.metrics import Metrics
 from browser_copilot.plain_steps import Narrator, one_line, plural, shorten
 from browser_copilot.safety.redaction import redact_data
 
 if TYPE_CHECKING:  # annotations only: the chat's prompt comes before LangGraph and the MCP client load
     from browser_copilot.agent.turns import TurnOutcome
-    from browser_copilot.browser.session import BrowserSession
+    from browser_copilot.ui.counts import RunCount
 
 STOP_LABELS = {
     "answered": "answered",
@@ -387,7 +386,12 @@ def doubts(outcome: TurnOutcome) -> list[str] | None:
     return [str(d) for d in values.get("doubts") or []] or ["the app's checks could not confirm it"]
 
 
-def render_outcome(console: Console, outcome: TurnOutcome, *, seconds: float | None = None) -> None:
+def render_outcome(
+    console: Console, outcome: TurnOutcome, *, seconds: float | None = None, counts: RunCount | None = None
+) -> None:
+    """How a run ended, for the terminal's foreground and background runs alike: a card or a question,
+    or the stop reason, the Unverified mark with its reasons, the answer; with `seconds`, the end-of-run
+    line (from `counts`, the run's own, when given: the same numbers `/status` shows)."""
     payload = outcome.interrupt
     if payload is not None:
         kind = payload.get("kind")
@@ -419,61 +423,13 @@ def render_outcome(console: Console, outcome: TurnOutcome, *, seconds: float | N
         for reason in reasons:
             console.print(f"[warn]  - {escape(reason)}[/warn]")
     show(console, Markdown(outcome.text or "(no answer)"))
-    if seconds is not None:
+    for what in counts.declined if counts is not None else ():
+        console.print(f"[warn]You declined: {escape(what)}. It did not happen.[/warn]")
+    if seconds is not None and counts is not None:
+        console.print(f"[muted]{escape(counts.end_line(seconds))}[/muted]")
+    elif seconds is not None:
         steps = int(outcome.values.get("tool_steps", 0) or 0)
         console.print(f"[muted]{plural(steps, 'step')}, {seconds:.1f}s[/muted]")
-
-
-def render_status(
-    console: Console,
-    *,
-    session: str,
-    mode: str,
-    values: dict[str, Any],
-    metrics: Metrics,
-    browser: BrowserSession,
-    model: str,
-) -> None:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="muted")
-    table.add_column()
-    endpoint, spec = browser.endpoint, browser.spec
-    current = metrics.current
-    per_step = metrics.median_step_seconds
-    rate = metrics.success_rate
-    rows = [
-        ("session", f"{session} ({mode} mode)"),
-        ("goal", str(values.get("current_goal") or "-")),
-        ("waiting", str(values.get("pending_kind") or "none")),
-        (
-            "this request",
-            f"{plural(current.steps, 'step')}, {current.prompt_tokens} prompt + "
-            f"{current.completion_tokens} completion tokens",
-        ),
-        (
-            "session",
-            f"{plural(metrics.requests, 'request')}, {plural(metrics.steps, 'step')}, "
-            f"{metrics.prompt_tokens} prompt + "
-            f"{metrics.completion_tokens} completion tokens",
-        ),
-        ("success rate", f"{rate:.0%}" if rate is not None else "-"),
-        ("time per step", f"{per_step:.2f}s median" if per_step is not None else "-"),
-        ("errors", ", ".join(f"{k} {v}" for k, v in metrics.errors.items()) or "none"),
-        ("loop triggers", str(metrics.loop_triggers)),
-        ("browser", f"{endpoint.url if endpoint else '-'}" + (f" ({endpoint.how})" if endpoint else "")),
-        (
-            "mcp",
-            f"@playwright/mcp {spec.version}, confinement {spec.confinement.level} "
-            f"({spec.confinement.label}), restarts {browser.restarts}"
-            if spec
-            else "-",
-        ),
-        ("not confined", spec.confinement.gaps if spec else "-"),
-        ("model", model),
-    ]
-    for label, value in rows:
-        table.add_row(label, escape(value))
-    show(console, table)
 
 
 def render_help(console: Console, commands: Sequence[tuple[str, str]], notes: Sequence[str]) -> None:
