@@ -41,6 +41,12 @@ def extractor_source() -> str:
     return script_source("browser_copilot.browser", "extractor.js").replace("__IS_SECRET__", secret_source())
 
 
+def _loading_words() -> list[str]:
+    """What a region says while its content is on its way (loading_words.json): the observer waits."""
+    data = json.loads(script_source("browser_copilot.browser", "loading_words.json"))
+    return [str(w) for w in data["words"]]
+
+
 @cache
 def observer_source() -> tuple[str, str]:
     """(version, source) of the page's half of an observation (observer.js), extractor and banner in it."""
@@ -48,6 +54,7 @@ def observer_source() -> tuple[str, str]:
         "__EXTRACT__": extractor_source(),
         "__BANNER__": script_source("browser_copilot.sandbox", "banner.js"),
         "__COOKIE_WORDS__": cookie_words(),
+        "__LOADING_WORDS__": json.dumps(_loading_words(), ensure_ascii=False),
     }
     body = script_source("browser_copilot.browser", "observer.js")
     version = hashlib.sha256("".join((body, *fills.values())).encode()).hexdigest()[:12]

@@ -8,6 +8,30 @@ globalThis.__bcObserver = {
   extract: __EXTRACT__,
   banner: __BANNER__,
   words: __COOKIE_WORDS__,
+  loadingWords: new Set(__LOADING_WORDS__),
+
+  // A list or region still on its way: a visible busy region (aria-busy), an indeterminate progress
+  // bar or spinner, or a short text that says it is loading (loading_words.json, many languages).
+  loading() {
+    const shown = (n) => n.getClientRects().length > 0 && (!n.checkVisibility || n.checkVisibility({ visibilityProperty: true }));
+    for (const n of document.querySelectorAll('[aria-busy=true], [role=progressbar]:not([aria-valuenow])')) {
+      if (shown(n)) return true;
+    }
+    const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(), seen = 0; node && seen < 3000; node = walker.nextNode(), seen += 1) {
+      const text = node.data.trim();
+      if (!text || text.length > 40) continue;
+      const said = text.toLowerCase().replace(/[.…\s]+$/u, '');
+      if (this.loadingWords.has(said) && node.parentElement && shown(node.parentElement)
+        && !node.parentElement.closest('button, a, label, option, script, style, [aria-hidden=true]')) return true;
+    }
+    return false;
+  },
+  // Wait, bounded, while the page says it is loading (polled: no blanket sleep).
+  async loaded(maxMs) {
+    const start = performance.now();
+    while (this.loading() && performance.now() - start < maxMs) await new Promise((r) => setTimeout(r, 50));
+  },
 
   // Wait until the DOM is quiet or `maxMs` passed: no blanket sleep. Quiet is 10 ms with no change, or
   // 30 ms after the last change. The 10 ms count from `sinceMs` before this call (the time since the
@@ -98,6 +122,7 @@ globalThis.__bcObserver = {
     const started = performance.now();
     this.track();
     if (opts.settle) await this.settle(800, opts.since);
+    if (opts.settle || !this.last) await this.loaded(3000);
     // A banner is found here, not clicked: the app has the guard close it, armed (observation.py).
     let banner = null;
     if (opts.banners && !this.quiet) {
