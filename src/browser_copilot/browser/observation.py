@@ -191,7 +191,7 @@ class Observation:
         if self.captcha:
             lines.append("This page shows a captcha: only the user can solve it (hand_over).")
         if self.banner:
-            lines.append(f'The app closed a consent banner by choosing "{self.banner}".')
+            lines.append(f'The app closed a consent banner or pop-up in the way by choosing "{self.banner}".')
         if self.banner_held:
             lines.append(
                 f'A consent banner is open; its one option short of accepting, "{self.banner_held}", looks'

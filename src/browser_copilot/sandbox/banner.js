@@ -56,6 +56,11 @@
       'настро', 'параметр', 'управл', 'налашт', 'ayarlar', '设置', '設定', '설정'],
     close: ['close', 'dismiss', '×', '✕', '✖', 'x', 'закрыть', 'schließen', 'fermer', 'cerrar', 'chiudi', 'zamknij',
       'sluiten', 'fechar', 'закрити'],
+    // Declining a pop-up's offer (a newsletter, a promotion) without taking it.
+    decline: ['no thanks', 'no, thanks', 'not now', 'maybe later', 'later', 'nein danke', 'nein, danke', 'später',
+      'non merci', 'plus tard', 'no gracias', 'no, gracias', 'más tarde', 'no grazie', 'no, grazie', 'più tardi',
+      'não, obrigado', 'não obrigado', 'nee bedankt', 'nie, dziękuję', 'нет, спасибо', 'нет спасибо', 'позже',
+      'ні, дякую', 'hayır, teşekkürler', '不用了', '稍后', 'いいえ', '後で', '괜찮습니다'],
   };
   const escape = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const has = (list) => new RegExp(`(?:^|[^\\p{L}])(?:${list.map(escape).join('|')})`, 'iu');
@@ -121,6 +126,21 @@
     if (!pick && !left.length) pick = choices.find((i) => i.close) || null;
     if (pick && as === 'element') return pick.b;
     if (pick) return pick.name || 'close';
+  }
+  // No consent banner: a pop-up that blocks the page to offer a newsletter or a promotion (a modal or a
+  // layer over the middle of the page, an e-mail field and no password) is declined or closed, never
+  // subscribed to. One whose only way out is to take the offer is left alone.
+  const DECLINE = new RegExp(`^(?:${WORDS.decline.map(escape).join('|')})[.!]?$`, 'iu');
+  const middle = document.elementFromPoint(w / 2, h / 2);
+  for (const box of boxes) {
+    const modal = box.tagName === 'DIALOG' || box.getAttribute('aria-modal') === 'true' || (!!middle && box.contains(middle));
+    if (!modal || !isLayer(box) || box.querySelector('input[type=password]')) continue;
+    const email = box.querySelector('input[type=email], input[autocomplete=email], input[name*=mail i], input[placeholder*=mail i]');
+    if (!email || box.querySelectorAll('input:not([type=hidden]):not([type=checkbox])').length > 2) continue;
+    const buttons = Array.from(box.querySelectorAll('button, [role=button], a:not([href]), a[href^="#"], input[type=button]'))
+      .filter((b) => shown(b) && !b.disabled && b.getAttribute('type') !== 'submit' && !(b.form && !b.getAttribute('type') && b.tagName === 'BUTTON'));
+    const pick = buttons.find((b) => DECLINE.test(label(b))) || buttons.find((b) => SAYS.close.test(label(b)));
+    if (pick) return as === 'element' ? pick : label(pick) || 'close';
   }
   return null;
 }
