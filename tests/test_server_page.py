@@ -284,8 +284,9 @@ async def test_the_page_runs_a_task_with_a_confirmation_card_to_a_safe_final_ans
         await tab.screenshot(tmp_path, "3-phone")
         await tab.screenshot(tmp_path, "3-phone-full-page", full_page=True)
         await tab.run("await ui.reload({ waitUntil: 'load' });")
-        # After a reload the conversation comes back from the checkpoint (the user's own message and the
-        # answer, each once: the SSE replay of the same answer is not shown again), and the steps too.
+        # After a reload the conversation comes back as it was shown (the user's own message, the card
+        # with its decision, and the answer, each once: the SSE replay of the same answer is not shown
+        # again; tests/test_web_history.py), and the steps too.
         await tab.wait_for("!!document.querySelector('#steps .step.final')", what="steps after a reload")
         await tab.wait_for("!!document.querySelector('.message.final')", what="the answer after a reload")
         assert await tab.evaluate("document.querySelectorAll('.message.final').length") == 1
@@ -293,7 +294,9 @@ async def test_the_page_runs_a_task_with_a_confirmation_card_to_a_safe_final_ans
             "[...document.querySelectorAll('#messages .message')].map((m) => m.className.split(' ')[1]"
             " + ': ' + m.textContent.slice(0, 40))"
         )
-        assert [c.split(":")[0] for c in chat] == ["user", "agent"], chat
+        assert [c.split(":")[0] for c in chat] == ["user", "agent", "agent"], chat
+        decision = "document.querySelector('.card[data-decision=allowed] .card-result').textContent"
+        assert await tab.evaluate(decision) == "Allowed once."
         assert chat[0] == "user: YouEmail Alice about lunch", chat
         assert await tab.evaluate("document.getElementById('sessions-box').open") is False
         await tab.screenshot(tmp_path, "4-phone-reloaded")

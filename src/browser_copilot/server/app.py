@@ -43,6 +43,7 @@ from browser_copilot.server.commands import (
     status_reply,
     tabs_reply,
 )
+from browser_copilot.server.history import said
 from browser_copilot.server.hub import VERSION, dumps, outgoing
 from browser_copilot.server.live import Frame, Viewer
 from browser_copilot.server.memory import memory_reply
@@ -135,7 +136,8 @@ async def _known(request: web.Request) -> Session:
 
 async def session_detail(request: web.Request) -> web.Response:
     session = await _known(request)
-    return _json(await request.app[MANAGER].detail(session))
+    wanted = request.query.get("history") == "1"  # the page's chat, as it was shown (`server.history`)
+    return _json(await request.app[MANAGER].detail(session, history=wanted))
 
 
 async def cancel_session(request: web.Request) -> web.Response:
@@ -261,11 +263,13 @@ async def _handle(
     elif command:
         listed = ", ".join(c if c != "/forget" else "/forget N" for c in COMMANDS)
         return _error("unknown_command", f"{command[:40]}: the commands are {listed} (/help says more)")
+    entry = outgoing(said(text, pending, await session.runner.secret_asked()))
     if confirm and is_yes(text):  # the graph's own reading of an approval ("/yes", "ok", "да", ...)
         problem = manager.check_approval(session, client, message.get("nonce"))
         if problem is not None:
             return _error("not_approved", problem)
     manager.start(session, text, client=client)  # the nonce is used up here, with no await before
+    session.hub.history.add(entry)
     return None
 
 

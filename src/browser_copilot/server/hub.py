@@ -19,6 +19,7 @@ from typing import Any
 
 from browser_copilot.events import Event
 from browser_copilot.safety.redaction import mask_for_model, mask_secrets, redact_data
+from browser_copilot.server.history import History
 
 VERSION = 1
 SSE_KINDS = frozenset(
@@ -72,8 +73,10 @@ def dumps(message: dict[str, Any]) -> str:
 class Hub:
     """Numbered events of one session (ids start at 1, increase by one) and its WebSocket queues."""
 
-    def __init__(self, session: str, *, size: int = 5000) -> None:
+    def __init__(self, session: str, *, size: int = 5000, history: History | None = None) -> None:
         self.session = session
+        self.history = history if history is not None else History(None)
+        """What the chat showed (`server.history`): its questions and answers, and the user's messages."""
         self.buffer: deque[tuple[int, str, str]] = deque(maxlen=size)
         """(id, kind, serialised data) of the last `size` events."""
         self.last_id = 0
@@ -128,14 +131,18 @@ class Hub:
 
     def send(self, message: dict[str, Any]) -> None:
         """To every WebSocket client of the session (each has an ordered queue)."""
-        text = dumps(outgoing({"v": VERSION, **message}))
+        shown = outgoing({"v": VERSION, **message})
+        self.history.add(shown)
+        text = dumps(shown)
         for queue in self.clients:
             queue.put_nowait(text)
 
     def send_question(self, message: dict[str, Any], *, nonce: str | None, client: str | None) -> None:
         """A question to every client; to the connections of tab `client` (the one that asked) as its
         owner sees it (`for_owner`), with `nonce` when there is one."""
-        text = dumps(outgoing({"v": VERSION, **message}))
+        shown = outgoing({"v": VERSION, **message})
+        self.history.add(shown)
+        text = dumps(shown)
         keyed = dumps(for_owner({"v": VERSION, **message, **({"nonce": nonce} if nonce else {})}))
         for queue, owner in self.clients.items():
             queue.put_nowait(keyed if client is not None and owner == client else text)

@@ -57,6 +57,7 @@ from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.logs import StepEventLog
 from browser_copilot.metrics import Metrics
 from browser_copilot.sandbox.cdp import CdpError
+from browser_copilot.server.history import History
 from browser_copilot.server.hub import VERSION, Hub, for_owner, outgoing
 from browser_copilot.server.live import LiveView, Viewer
 
@@ -197,7 +198,7 @@ class SessionManager:
         found = self.sessions.get(session_id)
         if found is not None:
             return found
-        hub = Hub(session_id, size=self.buffer)
+        hub = Hub(session_id, size=self.buffer, history=History.of(self.settings.data_dir, session_id))
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session_id)
         metrics = Metrics()
         context = make_context(
@@ -251,7 +252,7 @@ class SessionManager:
         self._stored[session_id] = (now, state)
         return state
 
-    async def detail(self, s: Session) -> dict[str, Any]:
+    async def detail(self, s: Session, *, history: bool = False) -> dict[str, Any]:
         if self.queued is not None:  # its job events, replayed into the hub before the page reads it
             await self.queued.follow(s)
         last_event = s.hub.last_id  # before the state: every final up to it is in `chat` or still coming
@@ -287,7 +288,7 @@ class SessionManager:
             # What the session's model calls cost, from the checkpoint (so after a restart too); the page
             # adds the SSE `usage` events after `last_event_id`.
             "usage": usage_of(list(values.get("messages") or [])),
-        }
+        } | ({"history": list(s.hub.history.entries())} if history else {})
 
     # ----- turns --------------------------------------------------------------------------
 
@@ -554,6 +555,7 @@ class SessionManager:
             await self.live.unwatch(viewer)
         await self.saver.adelete_thread(s.id)
         await forget_session(self.settings, s.id)
+        s.hub.history.forget()
         self.sessions.pop(s.id, None)
         self._stored.pop(s.id, None)
         s.hub.close()

@@ -212,7 +212,7 @@
       badge.className = `badge state-${state}`;
       badge.textContent = STATE_LABELS[state];
     }
-    liveControl();
+    live.control();
   }
 
   // ----- sessions -----
@@ -269,7 +269,7 @@
     if (!window.confirm('Delete this session? Its conversation and working state are removed, and the tabs the app opened for it are closed (your own tabs are not).')) return;
     if (app.ws) { app.ws.onclose = null; app.ws.close(); app.ws = null; }
     if (app.events) { app.events.close(); app.events = null; }
-    disconnectLive();
+    live.disconnect();
     await api('DELETE', `/api/sessions/${encodeURIComponent(id)}`);
     app.session = null;
     const sessions = await loadSessions();
@@ -309,20 +309,34 @@
     app.usage = { prompt: 0, completion: 0, upTo: 0 };
     showCost();
     renderState({});
-    resetLive();
-    const data = await refreshState();
+    live.reset();
+    const data = await refreshState(true);
     if (id !== app.session) return;
     if (data) showHistory(data);
     connectSocket();
     connectEvents();
-    connectLive();
+    live.connect();
   }
 
-  // A reloaded page (or another session) shows the conversation kept in the checkpoint; the SSE replay
-  // of the same answers (`final` up to `last_event_id`) is then not shown again.
+  // A reloaded page (or another session) shows the chat as the server kept it (history.js: cards with
+  // their decisions, hand-overs and their answers, answers with their marks), drawn by the functions of
+  // a live message; a session without that record shows the conversation kept in the checkpoint. The
+  // SSE replay of the same answers (`final` up to `last_event_id`) is then not shown again.
   function showHistory(data) {
     const chat = Array.isArray(data.chat) ? data.chat : [];
     app.replayUpTo = Number(data.last_event_id) || 0;
+    if (Array.isArray(data.history) && data.history.length) {
+      window.BCHistory.replay(data.history, !!data.pending, {
+        user: (text) => { addMessage('user', el('p', { text })); app.lastAnswer = null; },
+        question: (payload, settled) => question(payload, settled),
+        answer: (m) => {
+          const item = answer(m.text, m.stop_reason, m.verified, m.doubts);
+          app.historyTexts.add(str(m.text).trim());
+          app.historyItems.set(str(m.text).trim(), item);
+        },
+      });
+      return;
+    }
     for (const item of chat) {
       const text = str(item.text).trim();
       if (!text) continue;
@@ -345,12 +359,12 @@
 
   // ----- working state -----
   // The WebSocket tells the status and re-sends a pending question on connect; REST gives the state.
-  async function refreshState() {
+  async function refreshState(withHistory) {
     const id = app.session;
     if (!id) return;
     let data;
     try {
-      data = await api('GET', `/api/sessions/${encodeURIComponent(id)}`);
+      data = await api('GET', `/api/sessions/${encodeURIComponent(id)}${withHistory ? '?history=1' : ''}`);
     } catch {
       return; // a session that has not run yet is not known to the server: nothing to show
     }
@@ -434,13 +448,14 @@
     dropStream();
     if (app.lastAnswer === body) {
       if (doubted && app.lastItem) markUnverified(app.lastItem, doubts);
-      return;
+      return app.lastItem;
     }
     app.lastAnswer = body;
     const item = addMessage('agent', markdown(body), reason === 'answered' ? 'final' : `final stop-${reason}`);
     app.lastItem = item;
     if (reason !== 'answered') item.querySelector('.who').textContent = `Agent · ${reason.replace(/_/g, ' ')}`;
     if (doubted) markUnverified(item, doubts);
+    return item;
   }
 
   // The answer to one of the page's own commands (/status, /plan, /tabs, /help, /tools, /memory): a
@@ -569,15 +584,18 @@
       note,
       el('div', { class: 'actions' }, allow, refuse),
       result);
-    const answer = (word, label, extra) => {
+    // The card answered: now by a click here, or earlier (a reloaded page draws it settled, history.js).
+    box.settle = (decision, said) => {
+      allow.disabled = true;
+      refuse.disabled = true;
+      note.disabled = true;
+      box.classList.add('answered');
+      box.dataset.decision = decision;
+      result.textContent = `${DECISIONS[decision] || ''}${said ? ` Your note: “${said}”` : ''}`;
+    };
+    const answer = (word, decision, extra) => {
       const said = note.value.replace(/\s+/g, ' ').trim();
-      if (send(said ? `${word} ${said}` : word, extra)) {
-        allow.disabled = true;
-        refuse.disabled = true;
-        note.disabled = true;
-        box.classList.add('answered');
-        result.textContent = label;
-      }
+      if (send(said ? `${word} ${said}` : word, extra)) box.settle(decision, said);
     };
     box.reopen = () => {
       box.classList.remove('answered');
@@ -587,10 +605,12 @@
       result.textContent = '';
     };
     // Only a person's click (or key) allows: a click a script makes in this page is not trusted.
-    allow.addEventListener('click', (e) => { if (e.isTrusted && nonce) answer('/yes', 'Allowed once.', { nonce }); });
-    refuse.addEventListener('click', () => answer('/no', 'Refused.'));
+    allow.addEventListener('click', (e) => { if (e.isTrusted && nonce) answer('/yes', 'allowed', { nonce }); });
+    refuse.addEventListener('click', () => answer('/no', 'declined'));
     return box;
   }
+
+  const DECISIONS = { allowed: 'Allowed once.', declined: 'Refused.', unanswered: 'Not answered.' };
 
   function closeCards() {
     for (const box of document.querySelectorAll('.card:not(.answered)')) {
@@ -599,13 +619,18 @@
     }
   }
 
-  function question(payload) {
+  // A question, card or hand-over; `settled` ({decision, note}): one answered earlier (history.js).
+  function question(payload, settled) {
     const kind = payload.pending_kind || payload.kind;
-    app.pendingKind = kind;
-    liveControl();
+    if (!settled) {
+      app.pendingKind = kind;
+      live.control();
+    }
     if (kind === 'confirm') {
-      closeCards();
-      addMessage('agent', confirmationCard(payload), 'has-card');
+      if (!settled) closeCards();
+      const card = confirmationCard(payload);
+      addMessage('agent', card, 'has-card');
+      if (settled) card.settle(settled.decision, settled.note);
       return;
     }
     if (kind === 'manual') {
@@ -615,7 +640,12 @@
         const note = addMessage('agent', el('p', { text: str(payload.question) }), 'question handover-note');
         note.dataset.question = str(payload.question);
         note.querySelector('.who').textContent = 'Agent · your turn in the browser';
+        if (settled) {
+          note.classList.add('answered');
+          note.dataset.decision = settled.decision;
+        }
       }
+      if (settled) return; // its answer ("done") follows as the user's message
       $('handover-question').textContent = str(payload.question);
       showHandoverWhere();
       $('handover').hidden = false;
@@ -627,7 +657,7 @@
     if (options.length) {
       const row = el('div', { class: 'actions options' });
       for (const option of options) {
-        row.append(el('button', { type: 'button', class: 'option', onclick: (e) => { if (send(str(option))) { addMessage('user', el('p', { text: str(option) })); e.target.disabled = true; } } }, str(option)));
+        row.append(el('button', { type: 'button', class: 'option', disabled: !!settled, onclick: (e) => { if (send(str(option))) { addMessage('user', el('p', { text: str(option) })); e.target.disabled = true; } } }, str(option)));
       }
       body.append(row);
     }
@@ -834,6 +864,7 @@
         const words = str(d.summary).trim() || `Read the page: ${str(d.title || d.url || 'untitled')}`;
         addStep(kind, 'page', '·', words, d.url ? hostOfUrl(d.url) : '');
         caption(words);
+        if (!replayed) live.pageChanged(); // the outline belonged to the page before
         break;
       }
       case 'policy_request': {
@@ -909,244 +940,8 @@
     }
   }
 
-  // ----- the live view: the agent's tab -----
-  // Pictures come only while this panel is open and the page visible (the server streams a tab only while
-  // someone watches). The user's clicks, wheel and keys go to the tab only when the server allows them:
-  // from the tab that gave the session its task, while the agent waits for them in the browser (a
-  // hand-over) or has finished, never while it acts.
-  const LIVE_KEYS = new Set(['Enter', 'Tab', 'Backspace', 'Delete', 'Escape', 'ArrowLeft', 'ArrowUp', 'ArrowRight', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown']);
-  const live = {
-    ws: null, retry: 0, timer: null, owner: false, acting: false, meta: null, shown: null,
-    url: '', title: '', picture: null, typed: '', typing: null, wheel: 0, wheelAt: null, wheelTimer: null, markTimer: null,
-  };
-
-  function liveWanted() {
-    return !!app.session && $('live-box').open && document.visibilityState === 'visible';
-  }
-
-  function liveUrl(id) {
-    const url = new URL(`/live/${encodeURIComponent(id)}`, location.href);
-    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    url.searchParams.set('client', tabId);
-    return url.href;
-  }
-
-  function liveEmpty(text) {
-    const empty = $('live-empty');
-    empty.textContent = text;
-    empty.hidden = !text;
-  }
-
-  function connectLive() {
-    disconnectLive();
-    if (!liveWanted()) {
-      if (!live.picture) liveEmpty('Paused while this panel is closed or the page is hidden.');
-      return;
-    }
-    const ws = new WebSocket(liveUrl(app.session));
-    ws.binaryType = 'blob';
-    live.ws = ws;
-    ws.onopen = () => { live.retry = 0; };
-    ws.onmessage = (e) => {
-      if (live.ws !== ws) return;
-      if (typeof e.data === 'string') {
-        let message;
-        try { message = JSON.parse(e.data); } catch { return; }
-        onLive(message);
-      } else showPicture(e.data);
-    };
-    ws.onclose = () => {
-      if (live.ws !== ws) return;
-      live.ws = null;
-      if (liveWanted()) live.timer = setTimeout(connectLive, Math.min(10000, 500 * 2 ** live.retry++));
-    };
-  }
-
-  function disconnectLive() {
-    clearTimeout(live.timer);
-    const ws = live.ws;
-    live.ws = null;
-    if (ws) { ws.onclose = null; ws.close(); }
-  }
-
-  function resetLive() {
-    disconnectLive();
-    if (live.picture) URL.revokeObjectURL(live.picture);
-    Object.assign(live, { picture: null, meta: null, shown: null, url: '', title: '', owner: false, acting: false, retry: 0 });
-    $('live-img').hidden = true;
-    $('live-img').removeAttribute('src');
-    $('live-mark').hidden = true;
-    $('live-step').textContent = '';
-    $('live-where').textContent = '';
-    liveEmpty('Connecting to the browser…');
-    liveControl();
-  }
-
-  function onLive(m) {
-    switch (m.kind) {
-      case 'control':
-        live.owner = !!m.owner;
-        live.acting = !!m.acting;
-        liveControl();
-        break;
-      case 'live':
-        if (m.state === 'watching') {
-          live.url = str(m.url);
-          live.title = str(m.title);
-          showWhere();
-          if (!live.picture) liveEmpty(str(m.message) || 'Waiting for the first picture…');
-        } else if (m.state === 'no_tab') {
-          liveEmpty('No tab yet: the agent’s tab shows here as soon as it starts working.');
-        } else {
-          liveEmpty(str(m.message) || 'The live view is not available.');
-          $('live-img').hidden = true;
-        }
-        break;
-      case 'frame':
-        live.meta = m;
-        break;
-      case 'highlight':
-        showMark(m);
-        break;
-      case 'page':
-        live.url = str(m.url);
-        live.title = str(m.title);
-        showWhere();
-        break;
-      case 'error':
-        $('live-control').textContent = str(m.message);
-        break;
-      default:
-        break;
-    }
-  }
-
-  function showWhere() {
-    const where = live.title || (live.url ? hostOfUrl(live.url) : '');
-    $('live-where').textContent = where ? `· ${cut(where, 60)}` : '';
-    $('live-where').title = live.url;
-  }
-
-  function showPicture(blob) {
-    const img = $('live-img');
-    const url = URL.createObjectURL(new Blob([blob], { type: 'image/jpeg' }));
-    const old = live.picture;
-    live.picture = url;
-    live.shown = live.meta;
-    img.onload = () => { if (old) URL.revokeObjectURL(old); };
-    img.src = url;
-    img.hidden = false;
-    liveEmpty('');
-  }
-
-  // The element the agent (or the user) just acted on, outlined for a few seconds.
-  function showMark(m) {
-    const [x, y, w, h] = (m.box || []).map(Number);
-    const [vw, vh] = (m.viewport || []).map(Number);
-    if (!(vw > 0 && vh > 0) || [x, y, w, h].some((n) => !Number.isFinite(n))) return;
-    const mark = $('live-mark');
-    const pad = 3;
-    mark.style.left = `${((x - pad) / vw) * 100}%`;
-    mark.style.top = `${((y - pad) / vh) * 100}%`;
-    mark.style.width = `${((w + 2 * pad) / vw) * 100}%`;
-    mark.style.height = `${((h + 2 * pad) / vh) * 100}%`;
-    mark.dataset.action = str(m.action);
-    mark.dataset.seen = String((Number(mark.dataset.seen) || 0) + 1);
-    mark.dataset.actions = `${mark.dataset.actions || ''} ${str(m.action)}`.trim().split(' ').slice(-10).join(' ');
-    mark.hidden = false;
-    clearTimeout(live.markTimer);
-    live.markTimer = setTimeout(() => { mark.hidden = true; }, 3000);
-  }
-
-  function canDrive() {
-    if (!live.owner || app.state === 'running' || app.state === 'offline') return false;
-    return app.state !== 'waiting_user' || app.pendingKind === 'manual';
-  }
-
-  function liveControl() {
-    const on = canDrive();
-    $('live-screen').dataset.drive = on ? 'on' : 'off';
-    let text;
-    if (on && app.state === 'waiting_user') text = 'Your turn: click, scroll and type in the picture to act in this page.';
-    else if (on) text = 'You can click, scroll and type in the picture to act in this page yourself.';
-    else if (!live.owner && app.session) text = 'Watching. Only the browser tab that gave this session its task can act in its page.';
-    else if (app.state === 'running') text = 'Watching the agent work.';
-    else if (app.state === 'waiting_user') text = 'Answer the question in the chat first; then you can act in the page here.';
-    else text = '';
-    $('live-control').textContent = text;
-  }
-
-  function sendLive(message) {
-    const ws = live.ws;
-    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
-  }
-
-  function flushTyped() {
-    clearTimeout(live.typing);
-    live.typing = null;
-    if (live.typed) sendLive({ kind: 'text', text: live.typed });
-    live.typed = '';
-  }
-
-  function pointAt(e) {
-    const r = $('live-img').getBoundingClientRect();
-    if (!r.width || !r.height) return null;
-    const x = (e.clientX - r.left) / r.width;
-    const y = (e.clientY - r.top) / r.height;
-    return x >= 0 && x <= 1 && y >= 0 && y <= 1 ? { x, y } : null;
-  }
-
-  function wireLive() {
-    const screen = $('live-screen');
-    screen.addEventListener('click', (e) => {
-      if (!e.isTrusted || $('live-img').hidden) return;
-      if (!canDrive()) { liveControl(); return; }
-      const at = pointAt(e);
-      if (!at) return;
-      flushTyped();
-      screen.focus({ preventScroll: true });
-      sendLive({ kind: 'click', ...at });
-    });
-    screen.addEventListener('keydown', (e) => {
-      if (!e.isTrusted || !canDrive() || e.isComposing) return;
-      if (LIVE_KEYS.has(e.key)) {
-        flushTyped();
-        sendLive({ kind: 'key', key: e.key, shift: e.shiftKey, ctrl: e.ctrlKey, alt: e.altKey, meta: e.metaKey });
-        e.preventDefault();
-      } else if (e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey) {
-        live.typed += e.key;
-        clearTimeout(live.typing);
-        live.typing = setTimeout(flushTyped, 80);
-        e.preventDefault();
-      }
-    });
-    screen.addEventListener('paste', (e) => {
-      if (!e.isTrusted || !canDrive()) return;
-      const text = e.clipboardData ? e.clipboardData.getData('text') : '';
-      if (text) { flushTyped(); sendLive({ kind: 'text', text: text.slice(0, 2000) }); e.preventDefault(); }
-    });
-    screen.addEventListener('wheel', (e) => {
-      if (!e.isTrusted || !canDrive()) return;
-      const at = pointAt(e);
-      if (!at) return;
-      e.preventDefault();
-      live.wheel += e.deltaY;
-      live.wheelAt = at;
-      if (!live.wheelTimer) {
-        live.wheelTimer = setTimeout(() => {
-          live.wheelTimer = null;
-          const dy = Math.max(-5000, Math.min(5000, live.wheel));
-          live.wheel = 0;
-          if (dy) sendLive({ kind: 'wheel', ...live.wheelAt, dy });
-        }, 100);
-      }
-    }, { passive: false });
-    $('live-box').addEventListener('toggle', () => connectLive());
-    document.addEventListener('visibilitychange', () => {
-      if (liveWanted() === !!live.ws) return;
-      connectLive();
-    });
-  }
+  // ----- the live view of the agent's tab (live.js) -----
+  const live = window.BCLive.create({ app, tabId, str, cut, hostOfUrl });
 
   // ----- the model and the browser (GET /api/status) -----
   async function loadRuntime() {
@@ -1166,17 +961,11 @@
     const headless = !!(app.runtime && app.runtime.browser && app.runtime.browser.headless);
     if (headless) {
       $('handover-where').textContent = 'The browser runs without a window here (headless), so do it in the Browser panel: click and type in the picture of the page. Then press Done and I will continue.';
-      openLive();
+      live.open();
     } else {
-      const tab = live.title ? ` (the tab “${cut(live.title, 60)}”)` : '';
+      const tab = live.title() ? ` (the tab “${cut(live.title(), 60)}”)` : '';
       $('handover-where').textContent = `Do it in your browser${tab}, or in the Browser panel here: click and type in the picture. Then press Done and I will continue.`;
     }
-  }
-
-  function openLive() {
-    const box = $('live-box');
-    if (!box.open) box.open = true; // its toggle event connects
-    box.scrollIntoView({ block: 'nearest' });
   }
 
   // ----- wiring -----
@@ -1216,15 +1005,15 @@
       }
     });
     $('handover-show').addEventListener('click', () => {
-      openLive();
-      $('live-screen').focus({ preventScroll: true });
+      live.open();
+      if (!live.enlarge(true)) $('live-screen').focus({ preventScroll: true });
     });
     for (const button of document.querySelectorAll('.toolbar [data-command]')) {
       button.addEventListener('click', () => send(button.dataset.command));
     }
     $('delete-session').addEventListener('click', () => deleteSession().catch((err) => banner(String(err.message || err))));
     $('show-code').addEventListener('change', (e) => $('steps').classList.toggle('with-code', e.target.checked));
-    wireLive();
+    live.wire();
   }
 
   async function start() {
