@@ -309,3 +309,33 @@ async def test_a_verdict_holds_for_the_same_kind_of_control_on_every_page_of_its
     )
     assert (other_site["by"], other_form["by"]) == ("judge", "judge")
     assert other_form["destructive"] is True and judge.calls == 3
+
+
+async def test_the_same_judged_control_four_times_in_one_call_is_judged_once_and_all_four_are_made(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """ "Grab it" beside a price wants the judge; the code clicks four of them: one judge call (the
+    verdict holds for the kind of control), the code goes on past each, and each is clicked once."""
+    judge_model = ScriptedModel(replies=[verdict(False, "safe")])
+    runner, _ = make_runner(
+        browser_session,
+        code(f"async (page) => {{ await page.goto('{pages.url('shop-flow.html')}') }}"),
+        code(
+            "async (page) => { const grab = page.getByRole('button', { name: 'Grab it' });"
+            " for (let i = 0; i < 4; i += 1) await grab.nth(i).click(); return 'four' }"
+        ),
+        say("Four teas in the cart."),
+        judge_model=judge_model,
+    )
+    clear = "async (page) => page.evaluate(() => sessionStorage.clear())"
+    await browser_session.run_code(clear, idempotent=True)
+    try:
+        outcome = await runner.send("Put the four teas in the cart")
+        assert outcome.stop_reason == "answered"
+        cart = await value(browser_session, "JSON.parse(sessionStorage.getItem('cart'))")
+    finally:  # the test server's other pages share the tab's session storage (checkout.html's cart)
+        await browser_session.run_code(clear, idempotent=True)
+    assert cart == ["sencha", "assam", "rooibos", "oolong"]
+    assert len(judge_model.prompts) == 1
+    said = [str(m.content) for m in outcome.values["messages"] if m.type == "tool"]
+    assert any("four" in t for t in said) and not any("did not run" in t for t in said), said

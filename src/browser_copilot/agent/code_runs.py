@@ -184,6 +184,10 @@ def _holds(report: GuardReport | None, ctx: AgentContext) -> list[dict[str, Any]
     return held + [h.to_event() for h in ctx.browser.held_requests()]
 
 
+RERUNS = 12
+"""How many judged inputs one call may go on past (each one runs the code again)."""
+
+
 async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args: browser_run_code) -> str:
     """The text for the model after running its code (or the pending action it waits on)."""
     observation = run.state.get("observation")
@@ -214,8 +218,10 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
             event = await _judged(ctx, event)
             if event["verdict"]["destructive"]:
                 return hold_for_user(run, call, event)
-        if what in judged or (report is not None and report.acted > len(report.sigs)):
-            # Checked once already in this call, or inputs a rerun cannot recognise: done once, alone.
+        made = len(report.sigs) if report is not None else 0
+        stuck = what in judged and made <= len(skip)  # held again where the last run was held
+        if stuck or len(judged) >= RERUNS or (report is not None and report.acted > made):
+            # No way forward by running it again, or inputs a rerun cannot recognise: done once, alone.
             return await _release(ctx, event)
         # The same code again, with a permission for this input, so that the rest of it runs and its result
         # arrives (F42: a judged-safe step goes on); the inputs it already made are not made again.
@@ -226,7 +232,7 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
             if carried
             else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
         )
-        allow = _allow_for(event, allow.token if allow else None)
+        allow = _allow_for(event)  # a fresh one-time token: the last one was spent on its input
         ctx.browser.issue(allow, "approved" if carried else "judged")
     if report is not None and report.secret_blocked:
         run.pending = {
