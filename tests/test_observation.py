@@ -235,7 +235,10 @@ async def test_a_consent_banner_is_closed_by_rejecting(
     await browser_session.goto(pages.url("cookies.html"))
     observation = await observe(browser_session)
     assert observation.banner == "Reject all"
-    assert 'The app closed a consent banner or pop-up in the way by choosing "Reject all".' in observation.render()
+    assert (
+        'The app closed a consent banner or pop-up in the way by choosing "Reject all".'
+        in observation.render()
+    )
     consent = await browser_session.run_code("async (page) => await page.evaluate(() => window.__consent)")
     assert consent.value == "reject"
     assert "Accept all" not in observation.render()
