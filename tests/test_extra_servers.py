@@ -28,7 +28,7 @@ from pydantic import Field
 from browser_copilot.agent.context import AgentContext, Limits
 from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
 from browser_copilot.agent.storage import open_checkpointer
-from browser_copilot.agent.tools import TOOLS
+from browser_copilot.agent.tools import TOOLS, builtin_specs
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import load_settings
@@ -531,7 +531,7 @@ async def test_tools_lists_builtin_and_server_tools_marked_and_withdrawn_servers
             "ghost": {"command": "no-such-mcp-server-here"},
         }
     )
-    tokens = schema_tokens(extras)
+    tokens = schema_tokens(extras, builtin_specs())
     out = StringIO()
     render_tools(make_console(out, width=160), extras, tokens)
     shown = out.getvalue()

@@ -59,3 +59,102 @@ def test_the_agent_and_the_job_queue_never_import_a_front_end(layer: str, above:
     assert modules
     wrong = {str(m.relative_to(PACKAGE)): sorted(imported(m) & above) for m in modules if imported(m) & above}
     assert not wrong, f"{layer} imports a layer above it: {wrong}"
+
+
+# ----- the whole package: one-way layers and circles (issue 28) ----------------------------------------
+# ui/server/jobs (and the CLI) -> agent -> browser -> sandbox -> the base (safety, llm, extras, config,
+# events, errors and the small shared modules). Modules of one layer may import each other.
+RANK = {"cli": 5, "__main__": 5, "doctor": 5, "ui": 4, "server": 4, "jobs": 4, "agent": 3, "plain_steps": 3}
+RANK |= {"browser": 2, "sandbox": 1}
+BASE = 0  # every other unit: safety, llm, extras, config, events, errors, logs, metrics, scripts, mcp_wire
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = [p for p in path.relative_to(PACKAGE).with_suffix("").parts if p != "__init__"]
+        found[".".join(["browser_copilot", *parts])] = path
+    return found
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """What a module imports when it runs (lazy imports inside functions too; not `if TYPE_CHECKING:`)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    skip = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return {name for name in out if name.startswith("browser_copilot.")}
+
+
+def _unit(module: str) -> str:
+    return module.split(".")[1]
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    modules = _modules()
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        for target in _runtime_imports(path)
+        if target in modules and RANK.get(_unit(target), BASE) > RANK.get(_unit(name), BASE)
+    )
+    assert upward == []
+
+
+# Circles left to break (each one a ratchet: it may shrink, never grow, and no new one may appear):
+# the agent's nodes import the graph's helpers and the graph imports the nodes; the server's queued
+# runs and its sessions call each other.
+KNOWN_CIRCLES = {"agent": 23, "server": 2}
+
+
+def test_no_new_import_circle() -> None:
+    modules = _modules()
+    edges = {
+        name: {t for t in _runtime_imports(path) if t in modules and t != name}
+        for name, path in modules.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for name in modules:
+        if name not in index:
+            visit(name)
+    found = {}
+    for circle in circles:
+        units = {_unit(m) for m in circle}
+        assert len(units) == 1, f"a circle across layers: {circle}"
+        found[units.pop()] = len(circle)
+    over = {unit: n for unit, n in found.items() if n > KNOWN_CIRCLES.get(unit, 0)}
+    assert over == {}, f"new or larger import circles: {over} (known: {KNOWN_CIRCLES})"

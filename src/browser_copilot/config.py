@@ -18,7 +18,6 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from browser_copilot.errors import ConfigError
-from browser_copilot.sandbox.confinement import SandboxSetting, normalise_setting
 
 HeadlessMode = Literal["auto", "true", "false"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -30,6 +29,22 @@ _PLACEHOLDER = re.compile(
     r"none|null|placeholder|api[_-]?key|sk-(\.\.\.|x+|your.*|\*+)|sk-\.{3}.*)$",
     re.IGNORECASE,
 )
+
+
+SandboxSetting = Literal["auto", "os", "node", "off"]
+"""What `MCP_SANDBOX` asks for."""
+
+
+def normalise_setting(value: object) -> object:
+    """`MCP_SANDBOX` values: the levels, plus the former booleans (`true` = auto, `false` = off)."""
+    if isinstance(value, bool):
+        return "auto" if value else "off"
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        aliases = {"true": "auto", "1": "auto", "yes": "auto", "on": "auto"}
+        aliases |= {"false": "off", "0": "off", "no": "off"}
+        return aliases.get(lowered, lowered)
+    return value
 
 
 def default_data_dir() -> Path:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from browser_copilot.agent.memory import MEMORY_DB, STORE_ERRORS, open_memory
+from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.browser.mcp_server import ServerSpec
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
@@ -200,7 +201,7 @@ async def check_extra_servers(settings: Settings, report: Report) -> None:
     async with extras:
         for server in extras.servers:
             report.add(server_check(server))
-        tokens = await asyncio.to_thread(schema_tokens, extras)
+        tokens = await asyncio.to_thread(schema_tokens, extras, builtin_specs())
     over = tokens.over_budget
     budget = f"above the {TOOL_SCHEMA_BUDGET:,}-token budget" if over else f"budget {TOOL_SCHEMA_BUDGET:,}"
     fix = (

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, ValidationError
 
 from browser_copilot.agent.memory_tools import MEMORY_TOOLS
@@ -239,3 +240,8 @@ def apply_working_state(args: update_working_state, state: dict[str, Any]) -> di
     if not update:
         raise ToolArgsError("nothing to update: give a goal, a plan, progress or facts")
     return update
+
+
+def builtin_specs() -> list[dict[str, Any]]:
+    """The built-in tools as `bind_tools` sends them (for the tool-schema budget, extras/budget.py)."""
+    return [convert_to_openai_tool(tool) for tool in TOOLS]

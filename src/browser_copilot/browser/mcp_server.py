@@ -30,7 +30,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 from langchain_core.tools import BaseTool
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.sessions import StdioConnection
@@ -39,26 +38,19 @@ from mcp import ClientSession
 from mcp.shared.exceptions import McpError as _ProtocolError
 from mcp.types import TextContent
 
+from browser_copilot.config import SandboxSetting
 from browser_copilot.errors import CodeToolMissing, McpStartError, McpUnavailable
 from browser_copilot.logs import log_tail
+from browser_copilot.mcp_wire import CONNECTION_LOST
 from browser_copilot.sandbox import confinement
-from browser_copilot.sandbox.confinement import Confinement, SandboxSetting
+from browser_copilot.sandbox.confinement import Confinement
+from browser_copilot.scripts import project_root
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 CODE_TOOL_NAMES = ("browser_run_code_unsafe", "browser_run_code")
 """The code tool's name in current (0.0.73+) and older releases of @playwright/mcp."""
-
-# What a dead server process looks like from the client side.
-CONNECTION_LOST: tuple[type[BaseException], ...] = (
-    anyio.ClosedResourceError,
-    anyio.BrokenResourceError,
-    anyio.EndOfStream,
-    _ProtocolError,
-    BrokenPipeError,
-    ConnectionError,
-)
 
 
 # How the session task can end on its own (besides being asked to stop).
@@ -68,15 +60,6 @@ _SESSION_ENDED: tuple[type[BaseException], ...] = (
     OSError,
     ExceptionGroup,
 )
-
-
-def project_root() -> Path:
-    """The folder holding `package.json` and `node_modules` (a source checkout's top level)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "package.json").is_file():
-            return parent
-    return Path.cwd()
 
 
 def find_server_script(root: Path | None = None) -> Path:

@@ -34,7 +34,7 @@ from browser_copilot.browser.endpoints import Endpoint
 from browser_copilot.browser.launcher import INSTALL_HINT, LaunchedBrowser, find_executable, launch
 from browser_copilot.browser.launcher import has_display as _has_display
 from browser_copilot.browser.look import Look, observer_source
-from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec, project_root
+from browser_copilot.browser.mcp_server import McpConnection, ServerSpec, build_server_spec
 from browser_copilot.browser.pacing import PACED_MARK, PacingLedger
 from browser_copilot.browser.results import CodeResult, Tab, parse_code_result
 from browser_copilot.config import Settings
@@ -50,6 +50,7 @@ from browser_copilot.sandbox.effects import Allowed, HeldRequest, SentRequest
 from browser_copilot.sandbox.guard import Allow, needs_runtime, runtime_install_code
 from browser_copilot.sandbox.network import Download, NetworkGuard, TabOwners, run_tab_url
 from browser_copilot.sandbox.urls import Refusal, UrlPolicy
+from browser_copilot.scripts import project_root
 
 log = logging.getLogger(__name__)
 

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.utils.function_calling import convert_to_openai_tool
-
-from browser_copilot.agent.tools import TOOLS
-from browser_copilot.extras.servers import ExtraServers, spec_text
 from browser_copilot.llm.tokens import count_tokens
+
+if TYPE_CHECKING:  # servers.py calls this module: no import back at run time
+    from browser_copilot.extras.servers import ExtraServers
+
+
+def spec_text(spec: dict[str, Any]) -> str:
+    """A tool's schema as sent to the API (compact JSON), for counting its tokens."""
+    return json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+
 
 TOOL_SCHEMA_BUDGET = 4000
 """Above this many tokens of tool schemas per model call, the user is warned (doctor, start)."""
-
-
-def builtin_specs() -> list[dict[str, Any]]:
-    """The built-in tools as `bind_tools` sends them."""
-    return [convert_to_openai_tool(tool) for tool in TOOLS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +41,10 @@ class SchemaTokens:
         return f"{self.total:,} {unit} ({' + '.join(parts)})"
 
 
-def schema_tokens(extras: ExtraServers) -> SchemaTokens:
-    """Count the schemas of the built-in tools and of each ready server's tools (blocking: it runs the
-    tokenizer in Node; call it in a thread from async code)."""
-    groups: list[tuple[str, list[str]]] = [("built-in", [spec_text(s) for s in builtin_specs()])]
+def schema_tokens(extras: ExtraServers, builtin: list[dict[str, Any]]) -> SchemaTokens:
+    """Count the schemas of the built-in tools (`agent.tools.builtin_specs()`) and of each ready
+    server's tools (blocking: it runs the tokenizer in Node; call it in a thread from async code)."""
+    groups: list[tuple[str, list[str]]] = [("built-in", [spec_text(s) for s in builtin])]
     for server in extras.servers:
         if server.tools:
             groups.append((server.name, [spec_text(t.spec()) for t in server.tools.values()]))

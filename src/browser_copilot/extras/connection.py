@@ -45,10 +45,10 @@ from mcp.types import (
     Tool,
 )
 
-from browser_copilot.browser.mcp_server import CONNECTION_LOST
 from browser_copilot.errors import ExtraServerUnavailable
 from browser_copilot.extras.config import ServerConfig
 from browser_copilot.logs import log_tail
+from browser_copilot.mcp_wire import CONNECTION_LOST
 
 log = logging.getLogger(__name__)
 

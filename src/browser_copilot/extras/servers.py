@@ -4,8 +4,7 @@ while each server is ready, reported when one cannot be used. Use as `async with
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -31,8 +30,11 @@ class ExtraServers:
         call_timeout: float = 30.0,
         notice: Notice | None = None,
         warnings: Sequence[str] = (),
+        builtin: Callable[[], list[dict[str, Any]]] | None = None,
     ) -> None:
         self._notice = notice
+        self._builtin = builtin
+        """The built-in tools' schemas (the agent's), for the schema budget's warning at start."""
         self.file_warnings = list(warnings)
         self.servers = [
             ExtraServer(
@@ -46,7 +48,13 @@ class ExtraServers:
         ]
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, notice: Notice | None = None) -> ExtraServers:
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        notice: Notice | None = None,
+        builtin: Callable[[], list[dict[str, Any]]] | None = None,
+    ) -> ExtraServers:
         """The servers of the configured file (`ConfigError` when it is invalid; none when missing)."""
         loaded = load_servers(settings.servers_file, explicit=settings.mcp_servers_file is not None)
         return cls(
@@ -56,6 +64,7 @@ class ExtraServers:
             call_timeout=settings.mcp_servers_timeout,
             notice=notice,
             warnings=loaded.warnings,
+            builtin=builtin,
         )
 
     def _report(self, text: str) -> None:
@@ -91,10 +100,10 @@ class ExtraServers:
                 )
             for warning in server.warnings:
                 self._report(warning)
-        if any(server.tools for server in self.servers):
-            from browser_copilot.extras.budget import TOOL_SCHEMA_BUDGET, schema_tokens  # needs agent.tools
+        if self._builtin is not None and any(server.tools for server in self.servers):
+            from browser_copilot.extras.budget import TOOL_SCHEMA_BUDGET, schema_tokens
 
-            tokens = await asyncio.to_thread(schema_tokens, self)
+            tokens = await asyncio.to_thread(schema_tokens, self, self._builtin())
             if tokens.over_budget:
                 self._report(
                     f"Tool schemas: {tokens.line()}, above the {TOOL_SCHEMA_BUDGET:,}-token budget: every "
@@ -150,8 +159,3 @@ def listing(extras: ExtraServers) -> list[ToolListing]:
         )
         for s in extras.servers
     ]
-
-
-def spec_text(spec: dict[str, Any]) -> str:
-    """A tool's schema as sent to the API (compact JSON), for counting its tokens."""
-    return json.dumps(spec, ensure_ascii=False, separators=(",", ":"))

@@ -42,6 +42,7 @@ from browser_copilot.agent.locks import LocalLocks, PostgresLocks
 from browser_copilot.agent.memory import MemoryBook
 from browser_copilot.agent.runner import AgentRunner, Graph, TurnOutcome, compile_graph
 from browser_copilot.agent.storage import remember_session
+from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.browser.pool import BrowserPool
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
@@ -327,7 +328,7 @@ async def run_worker(
         BrowserSession(settings, notice=notice) as browser,
         open_checkpointer(settings) as saver,
         open_memory(settings) as memory,
-        ExtraServers.from_settings(settings, notice=notice) as extras,
+        ExtraServers.from_settings(settings, notice=notice, builtin=builtin_specs) as extras,
         EventPublisher(url) as publisher,
     ):
         pool = BrowserPool(settings, browser, warm_ahead=True, notice=notice)

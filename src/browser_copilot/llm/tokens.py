@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 
-from browser_copilot.browser.mcp_server import project_root
+from browser_copilot.scripts import project_root
 
 _SCRIPT = """
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from browser_copilot.config import SandboxSetting
 from browser_copilot.errors import McpStartError
-
-SandboxSetting = Literal["auto", "os", "node", "off"]
-"""What `MCP_SANDBOX` asks for."""
 
 Level = Literal["os", "node", "off"]
 """What the server runs under."""
@@ -101,18 +99,6 @@ class Confinement:
     def describe(self) -> str:
         """One line: level, what confines it and what does not, e.g. for doctor and /status."""
         return f"confinement {self.level} ({self.label}); not confined: {self.gaps}"
-
-
-def normalise_setting(value: object) -> object:
-    """`MCP_SANDBOX` values: the levels, plus the former booleans (`true` = auto, `false` = off)."""
-    if isinstance(value, bool):
-        return "auto" if value else "off"
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        aliases = {"true": "auto", "1": "auto", "yes": "auto", "on": "auto"}
-        aliases |= {"false": "off", "0": "off", "no": "off"}
-        return aliases.get(lowered, lowered)
-    return value
 
 
 def choose(

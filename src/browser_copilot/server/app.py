@@ -32,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 
 from browser_copilot.agent.nodes.human_in_loop import is_yes
 from browser_copilot.agent.runner import new_session_id
+from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.config import Settings
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.auth import ORIGINS, SIGN_IN, SignIn, gate, own_origins, security_headers
@@ -514,7 +515,7 @@ async def running(
             browser,
             open_checkpointer(settings) as saver,
             open_memory(settings) as memory,
-            ExtraServers.from_settings(settings, notice=notice) as extras,
+            ExtraServers.from_settings(settings, notice=notice, builtin=builtin_specs) as extras,
             contextlib.AsyncExitStack() as stack,
         ):
             manager = SessionManager(

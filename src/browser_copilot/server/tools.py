@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.extras.budget import schema_tokens
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.server.hub import VERSION
@@ -13,7 +14,7 @@ from browser_copilot.ui.tools_view import tools_text
 
 
 async def tools_reply(extras: ExtraServers) -> dict[str, Any]:
-    tokens = await asyncio.to_thread(schema_tokens, extras)
+    tokens = await asyncio.to_thread(schema_tokens, extras, builtin_specs())
     return {
         "v": VERSION,
         "kind": "agent_message",

@@ -144,9 +144,10 @@ class ChatApp:
     def extra_servers(self) -> ExtraServers:
         """The extra MCP servers of MCP_SERVERS_FILE (`ConfigError` when it is invalid); closed on leaving."""
         if self.extras is None:
+            from browser_copilot.agent.tools import builtin_specs
             from browser_copilot.extras.servers import ExtraServers
 
-            self.extras = ExtraServers.from_settings(self.settings, notice=self.notice)
+            self.extras = ExtraServers.from_settings(self.settings, notice=self.notice, builtin=builtin_specs)
             self.stack.push_async_callback(self.extras.close)
         return self.extras
 
@@ -615,11 +616,12 @@ class ChatApp:
     async def show_tools(self) -> None:
         if not await self.wait_for("extras", "modules"):
             return
+        from browser_copilot.agent.tools import builtin_specs
         from browser_copilot.extras.budget import schema_tokens
         from browser_copilot.ui.tools_view import render_tools
 
         extras = self.extra_servers()
-        render_tools(self.console, extras, await asyncio.to_thread(schema_tokens, extras))
+        render_tools(self.console, extras, await asyncio.to_thread(schema_tokens, extras, builtin_specs()))
 
     async def show_tabs(self) -> None:
         if not await self.wait_for("browser"):

@@ -29,6 +29,7 @@ from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import open_memory
 from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
 from browser_copilot.agent.storage import last_session, open_checkpointer, remember_session
+from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, ConfigError, CopilotError, McpError, SessionBusy
@@ -261,7 +262,7 @@ async def _drive(
             BrowserSession(settings, notice=notice) as browser,
             open_checkpointer(settings) as saver,
             open_memory(settings) as memory,
-            ExtraServers.from_settings(settings, notice=notice) as extras,
+            ExtraServers.from_settings(settings, notice=notice, builtin=builtin_specs) as extras,
         ):
             sinks: list[EventSink] = [
                 printer,
