@@ -1,11 +1,14 @@
 # Every target bootstraps what it needs (uv, `uv sync --frozen`, `npm ci`, a browser) first.
-.PHONY: run test bench setup doctor lint serve
+.PHONY: run test check bench setup doctor lint serve
 
 run:  ## the terminal chat (pass more with ARGS="...")
 	@scripts/dev.sh run $(ARGS)
 
 test:  ## ruff, mypy --strict on src/, pytest (real Chromium + real @playwright/mcp)
 	@scripts/dev.sh test
+
+check:  ## the fast tier: ruff, mypy and the tests that need no browser (under a minute)
+	@scripts/dev.sh check
 
 bench:  ## benchmarks under bench/
 	@scripts/dev.sh bench

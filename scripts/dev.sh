@@ -2,6 +2,7 @@
 # One entry point for the Makefile: bootstrap what is missing, then run the app, the tests or a bench.
 #   scripts/dev.sh run [ARGS...]   the app (`main.py ARGS`)
 #   scripts/dev.sh test            ruff, mypy --strict on src/, pytest
+#   scripts/dev.sh check           the fast tier: ruff, mypy and the tests that need no browser
 #   scripts/dev.sh bench           the benchmarks under bench/
 #   scripts/dev.sh setup           only the bootstrap
 # Needs Python >= 3.11 and Node.js >= 18 (installed with apt when missing and allowed: root or sudo).
@@ -136,6 +137,14 @@ case "$command" in
     "${UV[@]}" run --frozen ruff format --check src tests bench main.py
     "${UV[@]}" run --frozen mypy
     exec "${UV[@]}" run --frozen pytest "$@" ;;
+  check)
+    # The fast tier for the edit-run loop: lint, types and the tests that need no browser (conftest's
+    # --no-browser deselects every test that uses a browser, the MCP server or Postgres).
+    bootstrap test
+    "${UV[@]}" run --frozen ruff check src tests bench main.py
+    "${UV[@]}" run --frozen ruff format --check src tests bench main.py
+    "${UV[@]}" run --frozen mypy
+    exec "${UV[@]}" run --frozen pytest --no-browser -q -n 2 "$@" ;;
   bench)
     bootstrap test
     docs=(python3-doc postgresql-doc-15 sqlite3-doc cppreference-doc-en-html python-django-doc apache2-doc
@@ -147,5 +156,5 @@ case "$command" in
     for script in bench/startup.py bench/observation.py bench/step.py; do
       "${UV[@]}" run --frozen python "$script"
     done ;;
-  *) die "unknown command '$command': use run, test, bench or setup" ;;
+  *) die "unknown command '$command': use run, test, check, bench or setup" ;;
 esac

@@ -148,3 +148,24 @@ def llm() -> Iterator[ScriptedOpenAI]:
     `scripted-model`, key `sk-test-123`); a test scripts its replies."""
     with ScriptedOpenAI(models=["scripted-model"], api_key="sk-test-123") as server:
         yield server
+
+
+# ----- the fast tier (`make check`): only the tests that need no browser, MCP server or Postgres -------
+_SLOW_FIXTURES = {"chromium_executable", "postgres_server"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--no-browser",
+        action="store_true",
+        help="run only the tests that need no browser, MCP server or Postgres (make check)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--no-browser"):
+        return
+    slow = [i for i in items if _SLOW_FIXTURES & set(getattr(i, "fixturenames", ()))]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [i for i in items if i not in slow]
