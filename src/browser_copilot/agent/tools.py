@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, ValidationError
 
 from browser_copilot.agent.memory_tools import MEMORY_TOOLS
@@ -244,4 +243,7 @@ def apply_working_state(args: update_working_state, state: dict[str, Any]) -> di
 
 def builtin_specs() -> list[dict[str, Any]]:
     """The built-in tools as `bind_tools` sends them (for the tool-schema budget, extras/budget.py)."""
+    # Imported here: the chat's start-up loads LangChain in the background (ui/startup.py).
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
     return [convert_to_openai_tool(tool) for tool in TOOLS]

@@ -743,3 +743,10 @@ def _restore_terminal(fd: int | None, saved: Any) -> None:
         import termios
 
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _builtin_specs() -> list[dict[str, Any]]:
+    """The built-in tools' schemas, imported when first needed (see `ChatApp` start-up)."""
+    from browser_copilot.agent.tools import builtin_specs
+
+    return builtin_specs()
