@@ -462,6 +462,8 @@ async def test_an_element_under_a_small_fixed_bar_is_still_marked_on_its_own_lin
         ("en", "Reject non-essential"),
         ("de", "Nicht notwendige ablehnen"),
         ("fr", "Refuser les cookies non essentiels"),
+        ("es", "Rechazar las no necesarias"),
+        ("pl", "Odrzuć opcjonalne"),
         ("sw", "Kataa zisizo za lazima"),  # words no list knows: decided by structure alone
     ],
 )
