@@ -150,6 +150,10 @@ def llm() -> Iterator[ScriptedOpenAI]:
         yield server
 
 
+pytest_plugins = ["tests.support.viewer"]
+"""The web page's fixtures (`viewer`, `served`, `page`), shared by the modules that test it."""
+
+
 # ----- the fast tier (`make check`): only the tests that need no browser, MCP server or Postgres -------
 _SLOW_FIXTURES = {"chromium_executable", "postgres_server"}
 

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pexpect
-
 from browser_copilot.agent.turns import TurnOutcome
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.events import Event
@@ -23,6 +21,7 @@ from tests.support.app import spawn_chat
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.test_parallel import devtools_json
+from tests.test_terminal import quit_app
 
 MUG = "The blue mug costs €39."  # the shop says $12.00: €39 is on no page
 FIGURES = "these figures were not found on any page: €39"
@@ -62,14 +61,6 @@ def status_row(output: str, label: str) -> str:
     row = re.search(rf"\n{label}\s+([^\n]+)", plain(output))
     assert row is not None, plain(output)
     return row.group(1).strip()
-
-
-def quit_app(child: pexpect.spawn) -> None:
-    child.sendline("/quit")
-    child.expect("Bye.")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
 
 
 def test_a_background_job_that_ends_unverified_shows_the_mark_and_reasons_and_jobs_n_its_steps(

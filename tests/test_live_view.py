@@ -13,64 +13,24 @@ import json
 import re
 import shutil
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, Page, WebSocketRoute, async_playwright
+from playwright.async_api import Page, WebSocketRoute
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.server.app import Server
 from browser_copilot.server.sessions import SessionManager
-from tests.conftest import ROOT, start_browser
+from tests.conftest import ROOT
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer
-from tests.support.server import serving_over
 from tests.support.waiting import async_wait_until, eventually
 from tests.test_server_page import HOSTILE, script_the_email_task
 
 ARTIFACTS = ROOT / "test-artifacts" / "live-view"
 LIMIT = 30_000  # ms a page condition may take
-
-
-@pytest_asyncio.fixture(scope="module")
-async def viewer(
-    chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Browser]:
-    """The user's own browser, where the web page is open: a Chromium of its own, driven by Playwright."""
-    launched: LaunchedBrowser = start_browser(chromium_executable, tmp_path_factory.mktemp("viewer"))
-    try:
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.connect_over_cdp(launched.endpoint.url)
-            try:
-                yield browser
-            finally:
-                await browser.close()
-    finally:
-        launched.close()
-
-
-@pytest_asyncio.fixture
-async def served(
-    llm: ScriptedOpenAI, browser_session: BrowserSession, tmp_path: Path
-) -> AsyncIterator[tuple[Server, SessionManager, str]]:
-    async with serving_over(browser_session, llm, tmp_path) as running:
-        yield running
-
-
-@pytest_asyncio.fixture
-async def page(viewer: Browser) -> AsyncIterator[Page]:
-    """A tab of the user's browser at a laptop's size, in a fresh profile (no cookie yet)."""
-    context = await viewer.new_context(viewport={"width": 1366, "height": 768})
-    try:
-        yield await context.new_page()
-    finally:
-        await context.close()
 
 
 async def sign_in(page: Page, printed: str, base: str) -> None:

@@ -9,19 +9,15 @@ answer with its Unverified mark and reasons, in order (`server/history.py`, `sta
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Page
 
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.server.app import Server
 from browser_copilot.server.history import History
 from browser_copilot.server.sessions import SessionManager
-from tests.conftest import start_browser
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.server import serving_over
@@ -29,42 +25,6 @@ from tests.support.waiting import eventually
 from tests.test_honest_outcome import FIGURES, MUG
 from tests.test_live_view import _is, agent_page, ask, goto, red, shot, sign_in, until
 from tests.test_server_page import script_the_email_task
-
-
-@pytest_asyncio.fixture(scope="module")
-async def viewer(
-    chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Browser]:
-    """The user's own browser, where the web page is open: a Chromium of its own, driven by Playwright."""
-    launched = start_browser(chromium_executable, tmp_path_factory.mktemp("viewer"))
-    try:
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.connect_over_cdp(launched.endpoint.url)
-            try:
-                yield browser
-            finally:
-                await browser.close()
-    finally:
-        launched.close()
-
-
-@pytest_asyncio.fixture
-async def served(
-    llm: ScriptedOpenAI, browser_session: BrowserSession, tmp_path: Path
-) -> AsyncIterator[tuple[Server, SessionManager, str]]:
-    async with serving_over(browser_session, llm, tmp_path) as running:
-        yield running
-
-
-@pytest_asyncio.fixture
-async def page(viewer: Browser) -> AsyncIterator[Page]:
-    """A tab of the user's browser at a laptop's size, in a fresh profile (no cookie yet)."""
-    context = await viewer.new_context(viewport={"width": 1366, "height": 768})
-    try:
-        yield await context.new_page()
-    finally:
-        await context.close()
-
 
 CHAT = """[...document.querySelectorAll('#messages .message')].map((m) => {
   const card = m.querySelector('.card');
