@@ -144,10 +144,12 @@ class ChatApp:
     def extra_servers(self) -> ExtraServers:
         """The extra MCP servers of MCP_SERVERS_FILE (`ConfigError` when it is invalid); closed on leaving."""
         if self.extras is None:
-            from browser_copilot.agent.tools import builtin_specs
             from browser_copilot.extras.servers import ExtraServers
 
-            self.extras = ExtraServers.from_settings(self.settings, notice=self.notice, builtin=builtin_specs)
+            # The agent's modules load in the background meanwhile (ui/startup.py): the built-in schemas
+            # are imported only when the servers' budget is checked, not here.
+            settings, notice = self.settings, self.notice
+            self.extras = ExtraServers.from_settings(settings, notice=notice, builtin=_builtin_specs)
             self.stack.push_async_callback(self.extras.close)
         return self.extras
 

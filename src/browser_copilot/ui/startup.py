@@ -11,7 +11,6 @@ that importing the chat loads none of them."""
 
 from __future__ import annotations
 
-import _imp
 import asyncio
 import contextlib
 import importlib
@@ -80,14 +79,7 @@ def load_in_background(
         try:
             for names in groups:
                 for name in names:
-                    # One import at a time across threads: a package with circular imports inside
-                    # (LangGraph's) met by the main thread halfway through reads as "partially
-                    # initialized". The interpreter's import lock is re-entrant for this thread.
-                    _imp.acquire_lock()
-                    try:
-                        importlib.import_module(name)
-                    finally:
-                        _imp.release_lock()
+                    importlib.import_module(name)
                 tell(futures[loaded], None)
                 loaded += 1
         except ImportError as exc:  # a missing dependency: raised again where the group is awaited
