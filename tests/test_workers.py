@@ -20,6 +20,7 @@ import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.jobs.queue import Job, open_queue
+from tests.conftest import start_browser
 from tests.support.app import App, app_env, run_app
 from tests.support.openai_server import Reply, ScriptedOpenAI, call, text
 from tests.support.processes import alive, pids_mentioning
@@ -94,6 +95,17 @@ class JobModel(ScriptedOpenAI):
             self.holding.set()
             self.holds[job].wait(120)
         return script[step]
+
+
+@pytest.fixture(scope="module")
+def external_browser(
+    chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LaunchedBrowser]:
+    """A browser of this module's own: its workers are killed mid-action, and the tabs earlier modules
+    left in the shared one are other sessions' (a resumed job must find its own among them)."""
+    browser = start_browser(chromium_executable, tmp_path_factory.mktemp("workers-browser"))
+    yield browser
+    browser.close()
 
 
 @pytest.fixture
