@@ -211,14 +211,10 @@ async def test_a_session_card_is_running_while_it_runs_and_a_reload_keeps_the_pe
     assert tokens >= 110 * 6, tokens
 
 
-async def test_a_hand_over_survives_a_reload_and_the_user_types_in_the_live_view(
-    page: Page,
-    served: tuple[Server, SessionManager, str],
-    llm: ScriptedOpenAI,
-    pages: PageServer,
-    browser_session: BrowserSession,
-    tmp_path: Path,
+async def hand_over_asked(
+    page: Page, served: tuple[Server, SessionManager, str], llm: ScriptedOpenAI, pages: PageServer
 ) -> None:
+    """The model types into a password field, so the app hands the sign-in over: the web page shows it."""
     server, _, printed = served
     llm.script(
         goto(pages.url("live.html")),
@@ -230,6 +226,17 @@ async def test_a_hand_over_survives_a_reload_and_the_user_types_in_the_live_view
     await sign_in(page, printed, server.base_url)
     await ask(page, "Sign in for me")
     await until(page, "!document.getElementById('handover').hidden")
+
+
+async def test_a_hand_over_survives_a_reload_and_the_user_types_in_the_live_view(
+    page: Page,
+    served: tuple[Server, SessionManager, str],
+    llm: ScriptedOpenAI,
+    pages: PageServer,
+    browser_session: BrowserSession,
+    tmp_path: Path,
+) -> None:
+    await hand_over_asked(page, served, llm, pages)
     # The browser has no window here (headless): the page says so and shows the tab in the live view.
     where = await page.inner_text("#handover-where")
     assert "without a window" in where and "Browser panel" in where, where

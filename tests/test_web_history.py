@@ -23,7 +23,7 @@ from tests.support.pages import PageServer
 from tests.support.server import serving_over
 from tests.support.waiting import eventually
 from tests.test_honest_outcome import FIGURES, MUG
-from tests.test_live_view import _is, agent_page, ask, goto, red, shot, sign_in, until
+from tests.test_live_view import _is, agent_page, ask, goto, hand_over_asked, red, shot, sign_in, until
 from tests.test_server_page import script_the_email_task
 
 CHAT = """[...document.querySelectorAll('#messages .message')].map((m) => {
@@ -133,17 +133,7 @@ async def test_a_reload_after_a_hand_over_shows_it_answered_and_the_users_done(
     llm: ScriptedOpenAI,
     pages: PageServer,
 ) -> None:
-    server, _, printed = served
-    llm.script(
-        goto(pages.url("live.html")),
-        call(
-            "browser_run_code", code="async (page) => { await page.getByLabel('Password').fill('guessed') }"
-        ),
-        text("Signed in, thank you."),
-    )
-    await sign_in(page, printed, server.base_url)
-    await ask(page, "Sign in for me")
-    await until(page, "!document.getElementById('handover').hidden")
+    await hand_over_asked(page, served, llm, pages)
     await page.get_by_role("button", name="Done").click()
     await until(page, "document.querySelector('.message.final') !== null")
     await until(page, "document.getElementById('status-text').textContent === 'Idle'")
