@@ -243,6 +243,35 @@ def _delete_account(site: JobSite, answer: str) -> list[Reply]:
     ]
 
 
+def test_an_allowed_card_is_done_by_another_worker_in_the_tab_it_was_held_in(
+    tmp_path: Path, external_browser: LaunchedBrowser, model: JobModel, site: JobSite, postgres_url: str
+) -> None:
+    """The worker that made the card stops; the /yes is taken by another worker (another MCP process),
+    which adopts the tab the card waits in and does the held click there, once."""
+    env = _env(tmp_path, "submit", external_browser, model, postgres_url)
+    job = "job-handed"
+    model.scripts[job] = _delete_account(site, "The account is deleted.")
+    (first,) = _workers(env, tmp_path, 1)
+    workers = [first]
+    try:
+        session = _detach(env, f"Delete my account [{job}]")
+        wait_until(lambda: session in _outcomes(postgres_url), timeout=120, what="the card")
+        assert _outcomes(postgres_url)[session]["interrupt"]["kind"] == "confirm"
+        _stop([first])
+        (second,) = _workers({**env, "DATA_DIR": str(tmp_path / "second")}, tmp_path / "second", 1)
+        workers.append(second)
+        site.release.set()
+        _detach(env, "/yes", "--session", session)
+        wait_until(lambda: site.received("POST", "/delete") == 1, timeout=120, what="the allowed POST")
+        wait_until(
+            lambda: _outcomes(postgres_url)[session].get("interrupt") is None, timeout=120, what="the end"
+        )
+        assert site.received("POST", "/delete") == 1
+    finally:
+        _stop(workers)
+    assert not pids_mentioning(str(tmp_path))
+
+
 def test_a_worker_killed_during_an_allowed_action_leaves_it_done_once_and_another_worker_finishes(
     tmp_path: Path, external_browser: LaunchedBrowser, model: JobModel, site: JobSite, postgres_url: str
 ) -> None:

@@ -123,6 +123,9 @@ class PendingAction(TypedDict, total=False):
     options: list[str]
     card: dict[str, Any]
     """DOM facts for the confirmation card: element, site, values typed, amount, reason, category."""
+    tab: str
+    """The browser tab (CDP target id) it waits in: a held input is done again there, a hand-over done
+    there; a worker that takes the next turn adopts it."""
 
 
 def confirmation(
@@ -139,6 +142,11 @@ def confirmation(
         "card": card,
         "allow": allow or {},
     }
+
+
+def waiting_in(pending: PendingAction, tab: str | None) -> PendingAction:
+    """`pending` with the tab it waits in (see `PendingAction.tab`)."""
+    return {**pending, "tab": tab} if tab else pending
 
 
 class AgentState(TypedDict, total=False):

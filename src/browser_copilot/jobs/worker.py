@@ -241,13 +241,15 @@ class JobRunner:
         # is one (a worker has no memory of the session's earlier turns), the rest are learned as before.
         host = urlsplit(url).hostname if url.startswith(("http://", "https://")) else None
         browser.use_sites({site_of(host)} if host else set())
-        tab = await browser.session_tab(runner.session_id, claim_start=False)
+        waited_in = (values.get("pending_action") or {}).get("tab")
+        tab = await browser.session_tab(runner.session_id, claim_start=False, target=waited_in)
         if tab.created and url.startswith(("http://", "https://")):
             await browser.goto(url)
 
     async def _leave_tab(self, browser: BrowserSession, session: str, *, ended: bool) -> None:
-        """Keep the session's tab while it waits for the user (a hand-over is done in it); close it when
-        the turn has ended (the next turn may run on another worker)."""
+        """Keep the session's tab while it waits for the user (a hand-over is done in it, a held input is
+        done again in it: the pending action names the tab, so the worker of the next turn adopts it);
+        close it when the turn has ended."""
         with contextlib.suppress(BrowserError, McpError):
             if ended:
                 await browser.run_code(_CLOSE_SESSION_TAB % json.dumps(session), timeout=30, idempotent=True)

@@ -20,7 +20,7 @@ from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.extra_calls import check_extra_call
 from browser_copilot.agent.memory_tools import memory_check
-from browser_copilot.agent.state import AgentState, PendingAction, confirmation
+from browser_copilot.agent.state import AgentState, PendingAction, confirmation, waiting_in
 from browser_copilot.agent.tools import BROWSER_TOOLS
 from browser_copilot.browser.guarded import types_into
 from browser_copilot.events import Event
@@ -248,7 +248,11 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
                 )
             waiting = "manual" if pending["type"] == "manual" else "confirm"
             return Command(
-                update={"messages": refusals, "pending_action": pending, "pending_kind": waiting},
+                update={
+                    "messages": refusals,
+                    "pending_action": waiting_in(pending, ctx.browser.agent_target),
+                    "pending_kind": waiting,
+                },
                 goto="human_in_loop",
             )
     return Command(update={"messages": refusals}, goto="tools")

@@ -14,7 +14,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import feedback, to_state
 from browser_copilot.agent.figures import remembered
-from browser_copilot.agent.state import AgentState, ObservationState, PendingAction
+from browser_copilot.agent.state import AgentState, ObservationState, PendingAction, waiting_in
 from browser_copilot.browser.observation import Observation
 from browser_copilot.browser.observation import observe as run_extractor
 from browser_copilot.errors import BrowserError, McpError
@@ -149,7 +149,7 @@ async def observe(state: AgentState, runtime: Runtime[AgentContext]) -> Command[
             update={
                 **update,
                 "handed_over": [*handed, observation.url][-20:],
-                "pending_action": pending,
+                "pending_action": waiting_in(pending, ctx.browser.agent_target),
                 "pending_kind": "manual",
             },
             goto="human_in_loop",

@@ -28,7 +28,7 @@ from browser_copilot.agent.conversation import close_calls, feedback, pending_ca
 from browser_copilot.agent.extra_calls import run_extra_call
 from browser_copilot.agent.memory_tools import MEMORY_TOOLS, run_memory_tool
 from browser_copilot.agent.signals import CORRECTABLE, classify_error, detect_loop, result_text, step_summary
-from browser_copilot.agent.state import AgentState
+from browser_copilot.agent.state import AgentState, waiting_in
 from browser_copilot.agent.tools import (
     BROWSER_TOOLS,
     ToolArgsError,
@@ -296,6 +296,11 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
                 )
             )
         return Command(
-            update={**update, "pending_action": run.pending, "pending_kind": kind}, goto="human_in_loop"
+            update={
+                **update,
+                "pending_action": waiting_in(run.pending, ctx.browser.agent_target),
+                "pending_kind": kind,
+            },
+            goto="human_in_loop",
         )
     return Command(update=update, goto=_route(run, state, ctx))
