@@ -101,8 +101,8 @@ class JobModel(ScriptedOpenAI):
 def external_browser(
     chromium_executable: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LaunchedBrowser]:
-    """A browser of this module's own: its workers are killed mid-action, and the tabs earlier modules
-    left in the shared one are other sessions' (a resumed job must find its own among them)."""
+    """A browser of this module's own: its workers are killed mid-action and leave their sessions' tabs
+    open for the next worker to adopt; the other modules' browser stays as they expect it."""
     browser = start_browser(chromium_executable, tmp_path_factory.mktemp("workers-browser"))
     yield browser
     browser.close()
