@@ -82,6 +82,29 @@ async def test_killing_the_mcp_server_restarts_the_session(
     assert alive(external_browser.pid)
 
 
+async def test_a_call_in_flight_when_the_session_closes_restarts_nothing(
+    external_browser: LaunchedBrowser, tmp_path: Path
+) -> None:
+    """Closing stops the server under a running call: the call fails; no recovery starts a new server
+    that nobody would stop (the web server's shutdown once left one running this way)."""
+    settings = make_settings(tmp_path, cdp_endpoint=external_browser.endpoint.url)
+    session = BrowserSession(settings, root=ROOT)
+    await session.open()
+    assert session.mcp is not None
+    marker = session.mcp.spec.output_dir
+    started = session.call_ended
+    call = asyncio.create_task(
+        session.run_code("async () => { await new Promise((r) => setTimeout(r, 20000)); }", idempotent=True)
+    )
+    await async_wait_until(session._lock.locked, what="the call to begin")
+    await session.close()
+    with pytest.raises(McpUnavailable, match="closed"):
+        await call
+    assert session.mcp is None and session.restarts["mcp"] == 0 and session.call_ended > started
+    await async_wait_until(lambda: not pids_mentioning(marker), timeout=30, what="every server process to exit")
+    assert alive(external_browser.pid)
+
+
 async def test_a_browser_the_app_launched_is_relaunched_and_closed_at_the_end(
     chromium_executable: Path, tmp_path: Path
 ) -> None:

@@ -253,6 +253,9 @@ class BrowserSession:
         self.look = Look()
         """The framework's own look at the agent's tab, beside the code tool (`browser.look`)."""
         self._preparing: set[asyncio.Future[None]] = set()
+        self._closing = False
+        """Set by `close`: no recovery starts a server or a browser after it (a call still in flight
+        when the session closed would otherwise restart one that nobody stops)."""
 
     async def __aenter__(self) -> BrowserSession:
         await self.open()
@@ -267,6 +270,7 @@ class BrowserSession:
 
     async def open(self) -> None:
         opened = False
+        self._closing = False
         try:
             self.endpoint = await self._resolve(allow_launch=self.settings.browser_auto_launch)
             await self._start_mcp()
@@ -755,7 +759,12 @@ class BrowserSession:
         browser is there (the policy's own connection says so), nothing to recover."""
         return self.network is not None and self.network.connected and self.network.closed_tabs > 0
 
+    def _refuse_when_closing(self) -> None:
+        if self._closing:
+            raise McpUnavailable("the browser session is closed")
+
     async def _restart_mcp(self, reason: str) -> None:
+        self._refuse_when_closing()
         self.restarts["mcp"] += 1
         self.look.forget()  # a new server lists its tabs in its own order
         self._notice(f"The browser tool's server stopped ({reason.split('. ')[0]}); restarting it.")
@@ -763,6 +772,7 @@ class BrowserSession:
             await self.mcp.close()
         try:
             await self._start_mcp()
+            await self._stop_if_closing()
             await self._ensure_agent_tab()
         except McpUnavailable as exc:
             raise McpUnavailable(f"restarting the MCP server failed: {exc}") from exc
@@ -770,6 +780,7 @@ class BrowserSession:
 
     async def _recover_browser(self, error: str) -> bool:
         """Bring the browser back; True when it was already back (a user's restarted browser)."""
+        self._refuse_when_closing()
         self.restarts["browser"] += 1
         self.look.forget()
         already_back = self.launched is None
@@ -793,6 +804,7 @@ class BrowserSession:
                 await self.mcp.close()
             await self._start_mcp()
         self.endpoint = endpoint
+        await self._stop_if_closing()
         await self._start_network()
         await self._ensure_agent_tab()
         self._notice(f"Browser attached again at {endpoint.url}.")
@@ -841,9 +853,16 @@ class BrowserSession:
             raise BrowserUnavailable(f"trivial code failed: {result.error}")
         return (time.perf_counter() - started) * 1000
 
+    async def _stop_if_closing(self) -> None:
+        """A recovery that started something while the session closed stops it again, and says so."""
+        if self._closing:
+            await self.close()
+            raise McpUnavailable("the browser session is closed")
+
     async def close(self) -> None:
         """Stop the MCP server and the network policy; close the browser only if this app launched it
         (and may)."""
+        self._closing = True
         if self.mcp is not None:
             await self.mcp.close()
             self.mcp = None
