@@ -24,7 +24,14 @@ from browser_copilot.agent.nodes.critical_action_validator import (
 )
 from browser_copilot.agent.record import forget_sent, record, requests_sent, sent_words
 from browser_copilot.agent.signals import classify_error, covering, result_text
-from browser_copilot.agent.state import ActionRecord, AgentState, Committed, ObservationState, PendingAction
+from browser_copilot.agent.state import (
+    ActionRecord,
+    AgentState,
+    Committed,
+    ObservationState,
+    PendingAction,
+    waiting_in,
+)
 from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import browser_run_code
 from browser_copilot.browser.guarded import GuardReport, guard_report, guarded_code, replay_code, targets
@@ -55,6 +62,8 @@ class ToolPass:
         self.invalid = state.get("invalid_actions", 0)
         self.pending: PendingAction | None = None
         self.images: list[str] = []
+        self.resuming: int | None = None
+        """Going on after an allowed input: how many of the inputs before it the run had yet to pass."""
 
     def working(self) -> dict[str, Any]:
         return {**self.state, **self.update}
@@ -139,6 +148,7 @@ def hold_for_user(run: ToolPass, call: ToolCall, event: dict[str, Any]) -> str:
             "kind": event["kind"],
             "url": event.get("url"),
             "action": event.get("action"),
+            "trail": list(event.get("trail") or []),
         },
         "allow": _allow_for(event).to_js(),
     }
@@ -184,12 +194,23 @@ def _holds(report: GuardReport | None, ctx: AgentContext) -> list[dict[str, Any]
     return held + [h.to_event() for h in ctx.browser.held_requests()]
 
 
+def _with_trail(event: dict[str, Any], report: GuardReport | None) -> dict[str, Any]:
+    """A held input with the inputs its code began up to it: after the user's /yes the code goes on from
+    there. Not for a request the effect gate held (which input sent it is the gate's word, not an order)."""
+    if report is None or event.get("kind") == "request" or not report.trail:
+        return event
+    return {**event, "trail": list(report.trail)}
+
+
 RERUNS = 12
 """How many judged inputs one call may go on past (each one runs the code again)."""
 
 
-async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args: browser_run_code) -> str:
-    """The text for the model after running its code (or the pending action it waits on)."""
+async def run_model_code(
+    run: ToolPass, ctx: AgentContext, call: ToolCall, args: browser_run_code, resume: tuple[str, ...] = ()
+) -> str:
+    """The text for the model after running its code (or the pending action it waits on). `resume`: it
+    goes on after an input the user allowed (`replay_approved`), passing over the inputs up to it."""
     observation = run.state.get("observation")
     frames = observation["frames"] if observation else {}
     ctx.browser.name_sites(user_said(run.state))  # sites the user named are part of the task
@@ -200,7 +221,7 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
     skip: tuple[str, ...] = ()
     while True:
         pacing = ctx.pacing.for_browser(launched=ctx.browser.launched is not None)
-        code = guarded_code(args.code, frames, allow, pacing=pacing, skip=skip)
+        code = guarded_code(args.code, frames, allow, pacing=pacing, skip=skip, resume=resume)
         result = await ctx.browser.run_code(code, timeout=ctx.limits.code_timeout)
         report = guard_report(result)
         holds = _holds(report, ctx)
@@ -213,11 +234,11 @@ async def run_model_code(run: ToolPass, ctx: AgentContext, call: ToolCall, args:
         if carried:
             event = {**event, "verdict": {**event["verdict"], "reason": "the site's own confirmation of it"}}
         elif not event["verdict"].get("judge"):
-            return hold_for_user(run, call, event)
+            return hold_for_user(run, call, _with_trail(event, report))
         else:
             event = await _judged(ctx, event)
             if event["verdict"]["destructive"]:
-                return hold_for_user(run, call, event)
+                return hold_for_user(run, call, _with_trail(event, report))
         made = len(report.sigs) if report is not None else 0
         stuck = what in judged and made <= len(skip)  # held again where the last run was held
         if stuck or len(judged) >= RERUNS or (report is not None and report.acted > made):
@@ -272,6 +293,8 @@ def _outcome(
         }
     )
     run.failed_kind = kind
+    resuming = result.notes.get("resuming")
+    run.resuming = int(resuming) if isinstance(resuming, int | float) else None
     text = allowed + result_text(result)
     if not result.ok and observation is not None:
         text += covered_note(args.code, observation)
@@ -339,18 +362,44 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
         else:
             why = result.error or "it was held again"
             text = f"The user allowed {what}, but it could not be done: {why}."
-    text += str(replay.get("note") or "")
     ctx.events(Event("tool_result", {"tool": "replay", "ok": ok, "result": text}))
-    return Command(
-        update={
-            **({"committed": committed} if committed is not None else {}),
-            "replay": None,
-            "messages": [feedback(text)],
-            "observation_stale": True,
-            "total_steps": state.get("total_steps", 0) + 1,
-        },
-        goto="agent",
-    )
+    update: dict[str, Any] = {
+        **({"committed": committed} if committed is not None else {}),
+        "replay": None,
+        "observation_stale": True,
+        "total_steps": state.get("total_steps", 0) + 1,
+    }
+    run = ToolPass({**state, **update})  # type: ignore[typeddict-item]
+    if ok and held.get("trail") and replay.get("code"):
+        text += await _go_on(run, ctx, str(replay["code"]), tuple(str(x) for x in held["trail"]))
+    text += str(replay.get("note") or "")
+    update |= {"messages": [feedback(text)], "actions": run.actions[-12:]}
+    if run.pending is not None:
+        card = run.pending.get("card", {})
+        ctx.events(Event("policy_request", {"card": card, "question": run.pending["question"]}))
+        update |= {
+            "pending_action": waiting_in(run.pending, ctx.browser.agent_target),
+            "pending_kind": "manual" if run.pending["type"] == "manual" else "confirm",
+        }
+        return Command(update=update, goto="human_in_loop")
+    return Command(update=update, goto="agent")
+
+
+async def _go_on(run: ToolPass, ctx: AgentContext, code: str, trail: tuple[str, ...]) -> str:
+    """The rest of the code after an input the user allowed (issue 29: the model sees one result): it runs
+    again, passing over every input up to the allowed one; each input after it is judged as ever."""
+    call: ToolCall = {"name": "browser_run_code", "args": {"code": code}, "id": "resume", "type": "tool_call"}
+    text = await run_model_code(run, ctx, call, browser_run_code(code=code), resume=trail)
+    if run.pending is not None:
+        return f" The rest of your code went on until this: {text}"
+    last = run.actions[-1] if run.actions else None
+    if last is not None and not last["ok"] and run.resuming != 0:
+        run.actions.pop()  # nothing of the rest was made: the step is the allowed input alone
+        return (
+            " The rest of your code did not run: the page is no longer as it was before that action "
+            f"({' '.join(text.split())[:240]}). Look at the page and continue."
+        )
+    return f" Then the rest of your code ran: {text}"
 
 
 __all__ = [

@@ -80,6 +80,8 @@ def unwrap(result: CodeResult) -> tuple[CodeResult, float | None, list[str]]:
     opened = [str(t) for t in value.get("opened") or [] if t]
     images = tuple(str(i) for i in value.get("images") or [])
     notes = {k: value[k] for k in ("banner", "bannerHeld", "made") if value.get(k)}
+    if "resuming" in value:  # a run going on after an allowed input: how many inputs it had yet to pass
+        notes["resuming"] = value["resuming"]
     if isinstance(value.get("error"), str):  # the code failed, and the app's part had news
         failed = replace(result, ok=False, value=UNDEFINED, error=value["error"], images=images, notes=notes)
         return failed, when, opened

@@ -51,6 +51,8 @@ class GuardReport:
     """Requests the network policy held during the call (their ids: `BrowserSession.held_requests`)."""
     sigs: tuple[str, ...] = ()
     """The inputs it made that a rerun would repeat, as the rerun recognises them (`guarded_code(skip=)`)."""
+    trail: tuple[str, ...] = ()
+    """Every input the code began, in order, the held one last (`guarded_code(resume=)`)."""
 
 
 def targets(code: str) -> tuple[list[int], list[str]]:
@@ -97,13 +99,16 @@ def guarded_code(
     app_code: bool = False,
     close_banner: bool = False,
     skip: tuple[str, ...] = (),
+    resume: tuple[str, ...] = (),
 ) -> str:
     """The model's `async (page) => {...}`, run in the box with `el(N)` for the observation's numbered
     elements (`frames`: the frames each one is in) and every input judged first. `allow`: a one-time
     permission; `pacing` in human mode paces the inputs (browser/pacing.js); `app_code`: the app's own
     code (no consent-banner check before its inputs); `close_banner`: the consent banner an observation
     found is closed first (its least choice, judged like any input); `skip`: the inputs an earlier run of
-    the same code made (`GuardReport.sigs`), not made again when it goes on after a checked input."""
+    the same code made (`GuardReport.sigs`), not made again when it goes on after a checked input;
+    `resume`: every input of an earlier run up to the held one the user allowed (`GuardReport.trail`),
+    passed over by this run, which goes on after it (that input was made by its replay)."""
     pace = pacing_hook(pacing, secret_source()) if pacing and pacing.active else "undefined"
     config = {
         "source": code.strip().rstrip(";"),
@@ -112,6 +117,7 @@ def guarded_code(
         "appCode": app_code,
         "closeBanner": close_banner,
         "skip": list(skip),
+        **({"resume": list(resume)} if resume else {}),
     }
     return _call(config, pace)
 
@@ -137,6 +143,7 @@ def guard_report(result: CodeResult) -> GuardReport | None:
         error=value.get("error"),
         acted=int(report.get("acted", 0)),
         sigs=tuple(str(x) for x in report.get("sigs", [])),
+        trail=tuple(str(x) for x in report.get("trail", [])),
         requests=tuple(str(r) for r in report.get("requests", [])),
     )
 

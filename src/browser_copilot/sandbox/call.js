@@ -212,6 +212,10 @@ async (page, config) => {
   const skip = [...(config.skip || [])];
   const sigs = [];
   let sig = null;
+  // Going on after an input the user allowed (`config.resume`): that input was made once by its replay;
+  // the code runs again and every input up to it (`trail`: all of them, in order) is passed over.
+  const resume = [...(config.resume || [])];
+  const trail = [];
   const sigOf = (a) => [a.name, a.target ? String(a.target) : '', a.to ? String(a.to) : '',
     JSON.stringify(a.args.filter((x) => x === null || typeof x !== 'object' || Array.isArray(x)))].join(' ');
   const done = (value) => {
@@ -264,6 +268,15 @@ async (page, config) => {
     current = name;
     const action = { name, args: a.args };
     sig = AGAIN.has(name) || config.replay ? null : sigOf(a);
+    if (!config.replay) trail.push(sigOf(a));
+    if (resume.length) {
+      if (resume.shift() !== trail[trail.length - 1]) {
+        stopWith('Stopped: going on after the action the user allowed, the code took another way than the '
+          + 'first time; nothing more was done. Look at the page.');
+        throw new Error(halted);
+      }
+      return undefined;  // made before the user's /yes, or the allowed input itself (made by its replay)
+    }
     if (sig && skip.length) {
       if (skip[0] !== sig) {
         stopWith('Stopped: going on after the checked input, the code took another way than the first time; '
@@ -510,13 +523,13 @@ async (page, config) => {
   const error = out.error === undefined ? null : new Error(mask(out.error));
   if (error && out.name !== 'Error') error.name = out.name;
   const answer = (value) => ({ __bcActed: actedAt, value, opened: opened.filter(Boolean), images,
-    banner: bannerClosed, bannerHeld, made: masked(made) });
+    banner: bannerClosed, bannerHeld, made: masked(made), ...(config.resume ? { resuming: resume.length } : {}) });
   if (held.length || secretBlocked || heldRequests.length) {
-    return answer(masked({ __bcGuard: { held, secretBlocked, acted, sigs, requests: heldRequests },
+    return answer(masked({ __bcGuard: { held, secretBlocked, acted, sigs, trail, requests: heldRequests },
       result: result === undefined ? null : result, error: error ? error.message : null }));
   }
   // An error with news of the app's own part (a banner it left, a tab the code opened) keeps that news.
-  if (error && (bannerClosed || bannerHeld || opened.length || images.length || made.length)) {
+  if (error && (bannerClosed || bannerHeld || opened.length || images.length || made.length || config.resume)) {
     return { ...answer(undefined), error: `${error.name}: ${error.message}` };
   }
   if (error) throw error;
