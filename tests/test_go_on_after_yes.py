@@ -58,7 +58,9 @@ async def test_the_rest_of_the_code_runs_after_the_yes_and_nothing_is_made_twice
         (order,) = [r for r in shop.requests if r.method == "POST"]
         assert "Leave+at+the+door" in order.body  # the fill before the click was made once, before /yes
         said = _feedback(done)
-        assert any("made (once)" in t and "rest of your code ran" in t and "Order number 7731" in t for t in said), said
+        assert any(
+            "made (once)" in t and "rest of your code ran" in t and "Order number 7731" in t for t in said
+        ), said
         assert len(log.of("policy_request")) == 1
 
 

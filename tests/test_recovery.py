@@ -101,7 +101,9 @@ async def test_a_call_in_flight_when_the_session_closes_restarts_nothing(
     with pytest.raises(McpUnavailable, match="closed"):
         await call
     assert session.mcp is None and session.restarts["mcp"] == 0 and session.call_ended > started
-    await async_wait_until(lambda: not pids_mentioning(marker), timeout=30, what="every server process to exit")
+    await async_wait_until(
+        lambda: not pids_mentioning(marker), timeout=30, what="every server process to exit"
+    )
     assert alive(external_browser.pid)
 
 
