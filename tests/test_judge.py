@@ -22,6 +22,8 @@ from tests.support.agent import make_runner, value
 from tests.support.openai_server import ScriptedOpenAI, text
 from tests.support.pages import PageServer
 from tests.support.scripted_model import ScriptedModel, code, say
+from tests.support.sites import Site
+from tests.support.waiting import async_wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,6 +129,39 @@ async def test_an_ambiguous_step_the_judge_clears_runs_without_asking(
     (prompt,) = judge_model.prompts
     assert len(prompt) == 2
     assert "Kestrel" not in " ".join(str(m.content) for m in prompt)
+
+
+COUNTED = """<!doctype html><html lang=de><head><title>Anmeldung</title></head><body>
+<h1>Ihre Angaben</h1><p class=steps>Schritt 1 von 3</p>
+<form method=post action="%s"><label>Name <input name=name></label>
+<button type=submit>Weiter</button></form></body></html>"""
+
+
+@pytest.mark.parametrize(("action", "held"), [("/anmeldung/schritt-2", False), ("/order/place", True)])
+async def test_a_continue_before_the_last_step_is_decided_by_structure_and_backed_by_the_gate(
+    browser_session: BrowserSession, action: str, held: bool
+) -> None:
+    """A step counter ("Schritt 1 von 3") says "Weiter" is not the last step: no judge call, no card. If
+    its form in fact places an order, the effect gate holds that request, with a card made from it."""
+    judge_model = ScriptedModel(replies=[])
+    with Site(lambda request, port: COUNTED % action) as site:
+        runner, log = make_runner(
+            browser_session,
+            code(f"async (page) => {{ await page.goto('{site.url('/anmeldung')}') }}"),
+            code("async (page) => { await page.getByRole('button', { name: 'Weiter' }).click() }"),
+            say("Weiter."),
+            judge_model=judge_model,
+        )
+        outcome = await runner.send("Go on with the registration")
+        assert judge_model.prompts == []
+        if held:
+            assert outcome.stop_reason == "waiting_confirmation"
+            assert outcome.interrupt is not None and "/order/place" in str(outcome.interrupt["card"])
+            assert site.received("POST", action) == 0
+        else:
+            assert outcome.stop_reason == "answered"
+            assert log.of("policy_request") == []
+            await async_wait_until(lambda: site.received("POST", action) == 1, what="the step's POST")
 
 
 async def test_an_ambiguous_step_the_judge_finds_destructive_asks_the_user(

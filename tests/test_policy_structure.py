@@ -85,7 +85,9 @@ def test_continue_beside_a_price_is_held_only_on_the_last_step(step: str, held: 
         context=f"{step} · Envío estándar 3,95 € · Total 64,90 €",
     )
     assert out["destructive"] is held
-    assert out["judge"] is True  # either way the judge may look
+    # A counter saying it is not the last step decides by structure (issue 29: no judge call; the effect
+    # gate holds a request that commits anyway); on the last step the judge may look.
+    assert out["judge"] is held
 
 
 @pytest.mark.parametrize(

@@ -294,3 +294,27 @@ async def test_navigation_links_and_disclosures_are_not_actions(
         assert report.held, selector
         assert report.held[0]["verdict"]["destructive"] or report.held[0]["verdict"]["judge"], selector
     assert await value(browser_session, "window.__published ?? 0") == 0
+
+
+async def test_a_step_counter_is_read_from_what_the_page_is(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """ "Continue" before the last step is decided by structure (issue 29: no judge); the counter is read
+    from a list of steps, a progress bar or a stepper in any language; on the last step, or beside a
+    rating that only looks like a count, the judge still looks."""
+    expect = {"aria": "2/3", "bar": "2/4", "stepper": "Шаг 1 из 3", "last": "Paso 3 de 3", "rating": None}
+    for kind, step in expect.items():
+        frames = await fresh(browser_session, pages, f"signals-counter.html?kind={kind}")
+        result = await browser_session.run_code(
+            guarded_code("async (page) => { await page.click('button') }", frames)
+        )
+        report = guard_report(result)
+        if kind in ("aria", "bar", "stepper"):
+            assert report is None and result.ok, (kind, result)
+            assert await value(browser_session, "window.__next ?? 0") == 1, kind
+            continue
+        assert report is not None, kind
+        event = report.held[0]
+        assert event["facts"]["step"] == step, kind
+        assert event["verdict"]["judge"] is True, kind
+        assert await value(browser_session, "window.__next ?? 0") == 0, kind

@@ -39,6 +39,7 @@ SIGNAL_KEYS = (
     "disclosure",
     "in_nav",
     "heading",
+    "step",
     "icon",
     "message",
     "consent",

@@ -207,6 +207,30 @@
       return !!target && !target.contains(el) && target.matches('dialog, [role=dialog], [role=alertdialog], [aria-modal=true]');
     });
   };
+  // The page's step counter, when it has one (what the page is, in any language): the current item of a
+  // list of steps (aria-current="step"), a progress bar of steps, else the nearest short text before the
+  // control that counts ("Step 2 of 4", "Paso 2 de 4", "2/4") in a heading or a stepper (an element
+  // named for steps or progress), not any "4/5" of a rating. policy.js reads it as "k of n".
+  const STEPPER = 'h1, h2, h3, h4, h5, h6, legend, caption, [role=heading], [class*=step i], [id*=step i], [class*=progress i], [class*=wizard i]';
+  const COUNT = /\p{Nd}{1,2}\s*(?:\/|[\p{L}\p{M}]{1,4}(?:\s[\p{L}\p{M}]{1,3})?)\s*\p{Nd}{1,2}(?![\p{Nd}.,:])/u;
+  const stepCounter = (el) => {
+    const doc = el.ownerDocument;
+    const current = doc.querySelector('[aria-current="step"]');
+    const items = current ? [...(current.closest('ol, ul, [role=list]')?.children || [])] : [];
+    const at = items.findIndex((item) => item === current || item.contains(current));
+    if (at >= 0 && items.length >= 2) return `${at + 1}/${items.length}`;
+    const bar = doc.querySelector('[role=progressbar][aria-valuemax][aria-valuenow]');
+    const [now, max] = bar ? [Number(bar.getAttribute('aria-valuenow')), Number(bar.getAttribute('aria-valuemax'))] : [0, 0];
+    if (Number.isInteger(now) && Number.isInteger(max) && max >= 2 && max <= 10 && now >= 1) return `${now}/${max}`;
+    const walker = doc.createTreeWalker(doc.body || doc.documentElement, NodeFilter.SHOW_TEXT);
+    let found = null;
+    for (let node = walker.nextNode(), seen = 0; node && seen < 3000; node = walker.nextNode(), seen += 1) {
+      if (el.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING) break;
+      const said = node.data.trim();
+      if (said.length <= 40 && COUNT.test(said) && node.parentElement?.closest(STEPPER)) found = said;
+    }
+    return found;
+  };
   const factsOf = (el) => {
     const form = el.form || el.closest('form');
     const tag = el.tagName.toLowerCase();
@@ -237,6 +261,7 @@
       lang: el.closest('[lang]')?.getAttribute('lang') || el.ownerDocument.documentElement.lang || null,
       title: el.ownerDocument.title,
       heading: headingOf(box),
+      step: stepCounter(el),
       dialog: !!dialogOf(el),
       // It opens the site's own dialog or menu first (declared by the page's structure: aria-haspopup,
       // a popover or command target, a dialog it controls or links to): the card belongs to that

@@ -265,8 +265,10 @@
   // "Step 2 of 4", "Paso 2 de 4", "2/4": where a wizard is (language-neutral: two numbers joined by a
   // slash or one or two short words). 'before' the last step, 'last', or null (no counter).
   const STEP = /(\p{Nd}{1,2})\s*(?:\/|[\p{L}\p{M}]{1,4}(?:\s[\p{L}\p{M}]{1,3})?)\s*(\p{Nd}{1,2})(?![\p{Nd}.,:])/u;
-  const stepOf = (context) => {
-    const found = STEP.exec(String(context || ''));
+  // Where a step counter is: around the control (its context), else the page's (facts.step).
+  const stepText = (facts) => [facts.context, facts.step].map((t) => String(t || '')).find((t) => STEP.test(t)) || '';
+  const stepOf = (facts) => {
+    const found = STEP.exec(stepText(facts));
     if (!found) return null;
     const [at, of] = [Number(found[1]), Number(found[2])];
     if (!(of >= 2 && of <= 10 && at >= 1 && at <= of)) return null;
@@ -277,7 +279,7 @@
   // payment form, a dialog or (without a counter) words of the action around it are not on the way.
   const onTheWay = (T, facts, signal, contextHit, contextText) => {
     if (signal[2] !== 'amount' || facts.dialog) return false;
-    const step = stepOf(facts.context);
+    const step = stepOf(facts);
     if (step) return step === 'before';
     if (contextHit) return false;
     return !(!Number(facts.editable) && spans(T.totals, contextText, true).length > 0);
@@ -400,12 +402,19 @@
     if (generic) {
       if (submits && method === 'get') return safe('a GET form only asks for a page');
       if (signal && progress && onTheWay(T, facts, signal, contextHit, contextText)) {
-        return safe(`"${name}" moves on (${signal[0]}, not the last step)`, true);
+        // A step counter that says it is not the last step is what the page is: no judge (a request that
+        // commits anyway is held at the effect gate, with a card made from it).
+        return safe(`"${name}" moves on (${signal[0]}, not the last step)`, stepOf(facts) !== 'before');
       }
       if (signal) return verdict(true, signal[1], `"${name}" where ${signal[0]}`, true);
       if (!progress && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`, true);
       if (!progress && postForm) return verdict(true, 'submit', `"${name}" submits a form (${method})`, true);
       if (progress && facts.dialog && contextHit) return verdict(true, contextHit[0], `"${name}" confirms "${contextHit[3]}"`, true);
+      // "Continue" where a step counter says this is not the last step ("step 1 of 3", "2/4"): it moves
+      // on, by what the page is (a request that commits anyway is held at the effect gate).
+      if (progress && stepOf(facts) === 'before') {
+        return safe(`"${name}" moves on (step ${stepText(facts).match(STEP)[0]})`);
+      }
       // A confirming word with nothing around it that says what it confirms ("Finish", "OK"): the judge looks.
       return safe(`"${name}" moves on`, postForm || (!progress && !isLink));
     }
@@ -413,8 +422,8 @@
     if (!isLink && answersQuestion(name, String(facts.context || '').normalize('NFKC').toLowerCase())) {
       return verdict(true, contextHit ? contextHit[0] : 'submit', `"${name}" answers the dialog's question`, true);
     }
-    if (signal && onTheWay(T, facts, signal, contextHit, contextText) && stepOf(facts.context) === 'before') {
-      return safe(`"${name}" moves on (${signal[0]}, step ${String(facts.context).match(STEP)[0]})`, true);
+    if (signal && onTheWay(T, facts, signal, contextHit, contextText) && stepOf(facts) === 'before') {
+      return safe(`"${name}" moves on (${signal[0]}, step ${stepText(facts).match(STEP)[0]})`);
     }
     if (signal && (postForm || facts.dialog || facts.payment || facts.review || facts.danger || facts.confirm
         || (submits && (facts.message || facts.consent)))) {
