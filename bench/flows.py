@@ -2,7 +2,8 @@
 requests, judge calls, actions and cards, and whether it got the job done.
 
 - shop: a consent banner and a newsletter pop-up, four teas added to the cart in one code call, then
-  the checkout's "Place order" (one card, allowed);
+  the checkout's "Place order" (one card, allowed) and, in the same code, a read of the page it led to
+  (which the model sees without another request only when the code goes on after the /yes);
 - cancel: "Cancel subscription" opens the site's own dialog with the fee; its button cancels (one card);
 - options: a transfer form's account chosen by an option label as the observation shortened it.
 
@@ -51,6 +52,14 @@ ADD_FOUR = (
 )
 
 
+PLACE_AND_READ = (
+    "async (page) => { await page.getByRole('button', { name: 'Place order' }).click();"
+    " await page.waitForURL('**/orders'); return 'now at ' + page.url().replace(/^https?:\\/\\/[^/]+/, ''); }"
+)
+"""The order placed and its page read in one call: the model learns where the order went without
+another request only when the code goes on after the user's /yes."""
+
+
 class SafeJudge(ScriptedModel):
     """The judge: an ordinary step, whatever it is asked (the rules hold what commits)."""
 
@@ -65,7 +74,7 @@ def script(flow: str, url: Any) -> list[AIMessage]:
             goto(url("shop-flow.html")),
             code(ADD_FOUR),
             code("async (page) => { await page.locator('#checkout').click(); }"),
-            code("async (page) => { await page.getByRole('button', { name: 'Place order' }).click(); }"),
+            code(PLACE_AND_READ),
             say("Ordered the four teas."),
         ]
     if flow == "cancel":
@@ -110,7 +119,9 @@ async def one(session: BrowserSession, pages: PageServer, flow: str) -> dict[str
     cart = await session.run_code(
         "async (page) => page.evaluate(() => sessionStorage.getItem('cart'))", idempotent=True
     )
+    told = " ".join(str(m.content) for m in outcome.values.get("messages", []) if m.type in ("tool", "human"))
     return {
+        "seen": "now at /orders" in told,
         "requests": len(model.prompts),
         "judge": judge.calls,
         "actions": int(outcome.values.get("total_steps", 0)),
@@ -191,6 +202,8 @@ def main() -> int:
             if figures is None:
                 continue
             done = f"cart {figures['cart']}/4, {figures['state']}" if flow == "shop" else figures["state"]
+            if flow == "shop" and "seen" in figures:
+                done += ", its page read in the same call" if figures["seen"] else ", its page not read"
             print(
                 f"{flow:8} {label:7} {figures['requests']:>14} {figures['judge']:>11} {figures['actions']:>7}"
                 f" {figures['cards']:>5}  {figures['stop']}: {done}"

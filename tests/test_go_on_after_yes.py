@@ -5,6 +5,7 @@ gets its own card; code that reads another page than the first time stops rather
 
 from __future__ import annotations
 
+from browser_copilot.agent.code_runs import _said_once
 from browser_copilot.browser.session import BrowserSession
 from tests.support.agent import make_runner
 from tests.support.scripted_model import code, say
@@ -117,3 +118,8 @@ async def test_code_whose_path_depends_on_a_page_that_changed_stops_after_the_al
         assert shop.received("POST", "/account/delete") == 0
         said = _feedback(done)
         assert any("made (once)" in t and "did not run" in t and "another way" in t for t in said), said
+
+
+def test_the_same_judged_input_in_a_row_is_told_once_with_how_many_times() -> None:
+    said = _said_once(['button "Add" was checked (ordinary) and done'] * 4 + ['link "Cart" was done'])
+    assert said == 'button "Add" was checked (ordinary) and done (4 times). link "Cart" was done. '

@@ -8,6 +8,7 @@ or the request itself), and the user's /yes replays that one input once (`replay
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from typing import Any
 
@@ -216,7 +217,7 @@ async def run_model_code(
     ctx.browser.name_sites(user_said(run.state))  # sites the user named are part of the task
     ctx.browser.held_requests()  # what a page held before this call is not this call's
     allow: Allow | None = None
-    allowed = ""
+    allowed: list[str] = []
     judged: set[str] = set()
     skip: tuple[str, ...] = ()
     while True:
@@ -248,10 +249,10 @@ async def run_model_code(
         # arrives (F42: a judged-safe step goes on); the inputs it already made are not made again.
         skip = report.sigs if report is not None else ()
         judged.add(what)
-        allowed += (
-            f"{what} was done as part of the action the user allowed ({event['verdict']['reason']}). "
+        allowed.append(
+            f"{what} was done as part of the action the user allowed ({event['verdict']['reason']})"
             if carried
-            else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done. "
+            else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done"
         )
         allow = _allow_for(event)  # a fresh one-time token: the last one was spent on its input
         ctx.browser.issue(allow, "approved" if carried else "judged")
@@ -265,7 +266,16 @@ async def run_model_code(
             "them yourself in the browser tab, then tell me when you are done.",
         }
         return SECRET_REFUSAL
-    return _outcome(run, ctx, call, args, result, allowed)
+    return _outcome(run, ctx, call, args, result, _said_once(allowed))
+
+
+def _said_once(sentences: list[str]) -> str:
+    """The same sentence in a row once, with how many times ("… and done (4 times)")."""
+    said = ""
+    for sentence, run in itertools.groupby(sentences):
+        times = len(list(run))
+        said += f"{sentence}{f' ({times} times)' if times > 1 else ''}. "
+    return said
 
 
 def _made(result: CodeResult) -> list[list[str]]:
@@ -393,8 +403,9 @@ async def _go_on(run: ToolPass, ctx: AgentContext, code: str, trail: tuple[str, 
     if run.pending is not None:
         return f" The rest of your code went on until this: {text}"
     last = run.actions[-1] if run.actions else None
+    if last is not None and not last["made"]:
+        run.actions.pop()  # no input of the rest was made: the step is the allowed input alone
     if last is not None and not last["ok"] and run.resuming != 0:
-        run.actions.pop()  # nothing of the rest was made: the step is the allowed input alone
         return (
             " The rest of your code did not run: the page is no longer as it was before that action "
             f"({' '.join(text.split())[:240]}). Look at the page and continue."

@@ -567,6 +567,11 @@ class BrowserSession:
         """The downloads of the agent's tabs, as the browser reported them (oldest first)."""
         return self.network.downloads() if self.network is not None else []
 
+    async def downloads_finished(self, timeout: float) -> None:
+        """Wait, up to `timeout` seconds, until no download of the agent's tabs is still coming."""
+        if self.network is not None:
+            await self.network.downloads_finished(timeout)
+
     def downloads_begun(self) -> int:
         return self.network.downloads_begun if self.network is not None else 0
 

@@ -261,6 +261,7 @@ class NetworkGuard:
         (`browser.look` puts the observer there ahead of the first look)."""
         self._downloads_running: set[str] = set()
         self._downloads: dict[str, Download] = {}
+        self._download_moved = asyncio.Event()
 
     # ----- lifecycle ---------------------------------------------------------------------------
 
@@ -860,6 +861,15 @@ class NetworkGuard:
         if known is not None and state:
             known.state = state
             known.path = str(params.get("filePath") or "") or known.path
+            self._download_moved.set()
+
+    async def downloads_finished(self, timeout: float) -> None:
+        """Wait, up to `timeout` seconds, until no download of the agent's tabs is still coming."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while any(d.state not in ("completed", "canceled") for d in self._downloads.values()):
+                    self._download_moved.clear()
+                    await self._download_moved.wait()
 
     def downloads(self) -> list[Download]:
         """The downloads of the agent's tabs, oldest first (what `read_download` may read)."""

@@ -151,8 +151,14 @@ async def _answer_dialog(
     return tool_message(call, f"The dialog was {verb}.")
 
 
+DOWNLOAD_WAIT = 30.0
+"""How long read_download waits for a download of the agent's tabs that is still coming."""
+
+
 async def _read_download(ctx: AgentContext, call: ToolCall, args: read_download) -> ToolMessage:
-    """The text of a download of the agent's tabs, as page content (untrusted, secrets masked)."""
+    """The text of a download of the agent's tabs, as page content (untrusted, secrets masked). One still
+    coming is waited for (the click that began it may have returned first), within `DOWNLOAD_WAIT`."""
+    await ctx.browser.downloads_finished(DOWNLOAD_WAIT)
     found = [d for d in ctx.browser.downloads() if d.state == "completed"]
     if args.name:
         wanted = args.name.strip().lower()
