@@ -83,8 +83,10 @@ _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _KEPT_REFUSALS = 100
 """Refusals kept until the next code call asks (a page left open refuses its beacons for hours)."""
 _SUBFRAME_SCHEMES = ("http", "https", "about", "data", "blob")
-_WAIT_FOR_WINDOW = 0.3
-"""How long a committing request waits for the guard's word about its tab's input (it usually came first)."""
+_WAIT_FOR_WINDOW = 2.0
+"""How long a committing request during a call waits for the guard's word about its tab's input. The word
+is sent before the input and usually comes first; on a loaded machine it came 0.3 s after the request,
+which then counted as the page's own and left without a card."""
 
 
 def _requested(params: dict[str, Any]) -> str:
