@@ -137,3 +137,20 @@ def parse_code_result(text: str, *, is_error: bool) -> CodeResult:
         tabs=tabs,
         sections=sections,
     )
+
+
+_BROWSER_GONE = (
+    "ECONNREFUSED",
+    "Target page, context or browser has been closed",
+    "Browser has been closed",
+    "browser has disconnected",
+    "Target closed",
+    "WebSocket error",
+    "socket hang up",
+    "connectOverCDP",
+)
+
+
+def browser_gone(error: str | None) -> bool:
+    """The error says the browser (or its connection) has gone."""
+    return error is not None and any(marker in error for marker in _BROWSER_GONE)
