@@ -16,14 +16,13 @@ a failure before the prompt did."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import signal
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -31,8 +30,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from browser_copilot import __version__
-from browser_copilot.agent.factory import make_context
-from browser_copilot.agent.storage import last_session, list_sessions, open_checkpointer, remember_session
+from browser_copilot.agent.storage import last_session, list_sessions, remember_session
 from browser_copilot.agent.turns import new_session_id
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, McpError, SessionBusy
@@ -40,17 +38,15 @@ from browser_copilot.events import EventSink, fan_out
 from browser_copilot.llm.provider import (
     HOW_TO_CONFIGURE,
     LlmEndpoint,
-    build_chat_model,
-    detect_local,
     resolve_llm,
 )
-from browser_copilot.logs import StepEventLog, save_snapshot
+from browser_copilot.logs import StepEventLog
 from browser_copilot.metrics import Metrics
+from browser_copilot.ui.chat_commands import ChatCommands, Part
+from browser_copilot.ui.chat_start import CHAT_MODE, ChatStart
 from browser_copilot.ui.counts import Counts
 from browser_copilot.ui.lines import LineReader
 from browser_copilot.ui.render import EventPrinter, render_help, render_outcome, render_plan, show
-from browser_copilot.ui.startup import AGENT_MODULES, BROWSER_MODULES, load_in_background
-from browser_copilot.ui.status import render_status
 
 if TYPE_CHECKING:  # loaded in the background (`ui.startup`), after the prompt is shown
     from browser_copilot.agent.runner import AgentRunner
@@ -83,22 +79,9 @@ HELP_NOTES = (
 )
 COMMAND_WORDS = tuple(word for command, _ in COMMANDS for word in command.split() if word.startswith("/"))
 """What Tab completes."""
-CHAT_MODE = "[notice]Chat mode: every line goes to the agent. /exit (or any command) leaves it.[/notice]"
-
-Part = Literal["browser", "extras", "agent", "modules"]
-"""What starts in the background: the browser session, the extra MCP servers, the agent (model, graph,
-checkpoint, memory), and the agent's modules alone (what `/tools` and `/memory` need)."""
-WAITING: dict[Part, str] = {
-    "browser": "Starting the browser…",
-    "extras": "Starting the extra MCP servers…",
-    "agent": "Starting the agent…",
-    "modules": "Starting the agent…",
-}
-LAUNCH_WAIT = 30.0
-"""On leaving while a browser is being launched: how long to let it come up, so it is closed, not left."""
 
 
-class ChatApp:
+class ChatApp(ChatStart, ChatCommands):
     def __init__(self, settings: Settings, console: Console) -> None:
         self.settings = settings
         self.console = console
@@ -131,150 +114,6 @@ class ChatApp:
     def sink(self, session: str) -> EventSink:
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session)
         return fan_out(self.printer, self.metrics, lambda event: self.counts(event), log)
-
-    def browser_session(self) -> BrowserSession:
-        """The browser session (created on first use, once its modules are loaded); closed on leaving."""
-        if self.browser is None:
-            from browser_copilot.browser.session import BrowserSession
-
-            self.browser = BrowserSession(self.settings, notice=self.notice)
-            self.stack.push_async_callback(self.browser.close)
-        return self.browser
-
-    def extra_servers(self) -> ExtraServers:
-        """The extra MCP servers of MCP_SERVERS_FILE (`ConfigError` when it is invalid); closed on leaving."""
-        if self.extras is None:
-            from browser_copilot.extras.servers import ExtraServers
-
-            # The agent's modules load in the background meanwhile (ui/startup.py): the built-in schemas
-            # are imported only when the servers' budget is checked, not here.
-            settings, notice = self.settings, self.notice
-            self.extras = ExtraServers.from_settings(settings, notice=notice, builtin=_builtin_specs)
-            self.stack.push_async_callback(self.extras.close)
-        return self.extras
-
-    def start(self, session: str) -> None:
-        """Start the browser, the extra servers and the agent in the background; their modules load on a
-        thread of their own, the browser's first."""
-        browser_modules, agent_modules = load_in_background(
-            asyncio.get_running_loop(), (BROWSER_MODULES, AGENT_MODULES)
-        )
-        self.starting = {
-            "browser": asyncio.create_task(self.start_browser(browser_modules), name="start-browser"),
-            "extras": asyncio.create_task(self.start_extras(browser_modules), name="start-extras"),
-            "agent": asyncio.create_task(self.start_agent(session, agent_modules), name="start-agent"),
-            "modules": agent_modules,
-        }
-
-    async def start_browser(self, modules: asyncio.Future[None]) -> None:
-        await modules
-        browser = self.browser_session()
-        await browser.open()
-        with self.above_prompt():
-            self.console.print(self.browser_line())
-
-    async def start_extras(self, modules: asyncio.Future[None]) -> None:
-        await modules
-        await self.extra_servers().start()
-
-    async def start_agent(self, session: str, modules: asyncio.Future[None]) -> None:
-        """The model (looked for on this machine when none is configured), then the checkpointer, the
-        memory and the graph; then what the session was doing: its mode, its goal, a pending question."""
-        if self.llm is None:
-            self.llm = await asyncio.to_thread(detect_local)
-            with self.above_prompt():
-                if self.llm is None:
-                    show(
-                        self.console,
-                        Panel(escape(HOW_TO_CONFIGURE), title="Set up a model", border_style="warn"),
-                    )
-                else:
-                    self.console.print(f"[ok]Model[/ok]    {escape(self.llm.describe())}")
-            if self.llm is None:
-                return
-        await modules
-        from browser_copilot.agent.memory import open_memory
-        from browser_copilot.agent.runner import AgentRunner, compile_graph
-
-        saver = await self.stack.enter_async_context(open_checkpointer(self.settings))
-        memory = await self.stack.enter_async_context(open_memory(self.settings))
-        context = make_context(
-            self.settings,
-            llm=build_chat_model(self.settings, self.llm),
-            browser=self.browser_session(),
-            events=self.sink(session),
-            extras=self.extra_servers(),
-            memory=memory,
-        )
-        runner = AgentRunner(compile_graph(saver), context, session_id=session)
-        resumed, pending = await runner.values(), await runner.pending()
-        outcome = await runner.outcome() if pending is not None else None
-        self.runner = runner
-        if self.mode_chosen:
-            if pending is None:
-                await runner.remember({"mode": self.mode})
-        else:
-            self.mode = str(resumed.get("mode") or "command")
-        with self.above_prompt():
-            goal = resumed.get("current_goal")
-            if goal and not self.goal_told:
-                self.console.print(f"[ok]Session[/ok]  resuming {session}: {escape(str(goal)[:80])}")
-            if self.mode == "chat" and not self.mode_chosen:
-                self.console.print(CHAT_MODE)
-            if outcome is not None:
-                self.console.print("[notice]The agent is waiting for your answer:[/notice]")
-                render_outcome(self.console, outcome)
-
-    async def stop(self) -> None:
-        """Stop what is still starting, then close what started. A browser being launched is let come up
-        first (for at most LAUNCH_WAIT), so that it is closed rather than left running."""
-        starting = list(self.starting.values())
-        try:
-            browser = self.starting.get("browser")
-            if browser is not None and not browser.done() and self.browser and self.browser.endpoint is None:
-                await asyncio.wait([browser], timeout=LAUNCH_WAIT)
-            for task in starting:
-                task.cancel()
-            if starting:
-                await asyncio.wait(starting)
-        finally:
-            await self.stack.aclose()
-        for task in starting:  # retrieved: a failure was reported already, or the app is leaving anyway
-            if not task.cancelled():
-                task.exception()
-
-    async def wait_for(self, *parts: Part) -> bool:
-        """Wait until `parts` have started, under a status line that says what is awaited; False when
-        Ctrl+C stopped the wait (the start goes on). A part that failed to start raises its error."""
-        for part in parts:
-            started = self.starting.get(part)
-            if started is None:
-                continue
-            if not started.done():
-                waiting = asyncio.ensure_future(asyncio.shield(started))
-                self.turn = waiting
-                try:
-                    with self.console.status(WAITING[part]):
-                        await waiting
-                except asyncio.CancelledError:
-                    if asyncio.current_task() is not None and asyncio.current_task().cancelling():  # type: ignore[union-attr]
-                        raise
-                    self.console.print(
-                        "[warn]Stopped waiting.[/warn] [muted]It goes on starting in the background; "
-                        "try again in a moment.[/muted]"
-                    )
-                    return False
-                finally:
-                    self.turn = None
-            started.result()
-        return True
-
-    def failed_start(self) -> BaseException | None:
-        """The error of the first part that failed to start, if one did."""
-        for started in self.starting.values():
-            if started.done() and not started.cancelled() and started.exception() is not None:
-                return started.exception()
-        return None
 
     # ----- what the user sees -------------------------------------------------------------
 
@@ -504,20 +343,6 @@ class ChatApp:
                 "commands.[/muted]"
             )
 
-    def code(self, arg: str) -> None:
-        """`/code`: show or hide each step's code; `/code N`: step N of the last task."""
-        if arg.isdigit():
-            if not self.printer.show_step(int(arg)):
-                self.console.print(f"[muted]The last task has no step {escape(arg)}.[/muted]")
-            return
-        self.printer.show_code = not self.printer.show_code
-        self.console.print(
-            "[notice]Each step now shows its code and result.[/notice] [muted]/code hides them.[/muted]"
-            if self.printer.show_code
-            else "[notice]Steps in plain words only.[/notice] [muted]/code shows the code again; "
-            "/code N shows step N.[/muted]"
-        )
-
     async def set_mode(self, mode: str) -> None:
         self.mode = mode
         if self.runner is None:
@@ -585,124 +410,6 @@ class ChatApp:
         if outcome.stop_reason == "error":
             await self.snapshot()
 
-    async def snapshot(self) -> None:
-        """On an error: save a screenshot and the page's HTML next to the log, and say where."""
-        if self.browser is None:
-            return
-        code = (
-            "async (page) => ({ html: await page.content(),"
-            " png: (await page.screenshot({ type: 'png' })).toString('base64') })"
-        )
-        try:
-            result = await self.browser.run_code(code, idempotent=True, timeout=20)
-        except (BrowserError, McpError):
-            return
-        if result.ok and isinstance(result.value, dict):
-            shot, page = await asyncio.to_thread(
-                save_snapshot,
-                self.settings.logs_dir / "snapshots",
-                str(result.value["html"]),
-                base64.b64decode(str(result.value["png"])),
-            )
-            self.console.print(f"[muted]Error snapshot: {shot} and {page}[/muted]")
-
-    async def memory(self, command: str, rest: str) -> None:
-        """`/memory`, `/forget N`."""
-        if not await self.wait_for("agent", "modules"):
-            return
-        from browser_copilot.ui.memory import memory_command
-
-        book = self.runner.context.memory if self.runner else None
-        await memory_command(self.console, book, command, rest)
-
-    async def show_tools(self) -> None:
-        if not await self.wait_for("extras", "modules"):
-            return
-        from browser_copilot.agent.tools import builtin_specs
-        from browser_copilot.extras.budget import schema_tokens
-        from browser_copilot.ui.tools_view import render_tools
-
-        extras = self.extra_servers()
-        render_tools(self.console, extras, await asyncio.to_thread(schema_tokens, extras, builtin_specs()))
-
-    async def show_tabs(self) -> None:
-        if not await self.wait_for("browser"):
-            return
-        assert self.browser is not None
-        for tab in await self.browser.tabs():
-            marker = "*" if tab.current else " "
-            self.console.print(
-                f" {marker} {tab.index}: {escape(tab.title or '(no title)')}  [url]{escape(tab.url)}[/url]"
-            )
-
-    async def show_status(self) -> None:
-        if not await self.wait_for("browser", "extras", "agent"):
-            return
-        assert self.browser is not None
-        values = await self.runner.values() if self.runner else {}
-        render_status(
-            self.console,
-            session=self.runner.session_id if self.runner else "-",
-            mode=self.mode,
-            values=values,
-            counts=self.counts,
-            metrics=self.metrics,
-            browser=self.browser,
-            model=self.llm.describe() if self.llm else "not configured",
-        )
-
-    async def background(self, task: str) -> None:
-        """`/bg TASK`: the task runs as a job of its own while the prompt stays free."""
-        if not task:
-            self.console.print("[muted]/bg TASK runs TASK in the background; /jobs lists the jobs.[/muted]")
-            return
-        runner = await self._ready_to_run()
-        if runner is None:
-            return
-        if self.jobs is None:
-            from browser_copilot.ui.jobs import Jobs
-
-            self.jobs = Jobs(
-                self.settings,
-                browser=self.browser_session(),
-                graph=runner.graph,
-                context=runner.context,
-                console=self.console,
-                above=self.above_prompt,
-            )
-            self.stack.push_async_callback(self.jobs.close)
-        self.jobs.start(task)
-
-    async def show_jobs(self, arg: str) -> None:
-        """`/jobs`: each job's status; `/jobs N`: job N's steps, then it becomes the terminal's session
-        (to answer it, or to go on with it)."""
-        if self.jobs is None:
-            self.console.print("[muted]No background jobs. /bg TASK starts one.[/muted]")
-            return
-        job = self.jobs.command(arg)
-        if job is None:
-            return
-        assert self.runner is not None and self.browser is not None
-        sink = self.sink(job.session_id)
-        self.runner = await self.jobs.to_front(job, self.browser, sink, previous=self.runner.session_id)
-        self.counts = job.counts  # /status: the job's run, as its end line said
-        self.metrics.__init__()  # type: ignore[misc]
-
-    async def new_session(self) -> None:
-        if not await self.wait_for("agent"):
-            return
-        if self.runner is None:
-            self.console.print("[muted]No model configured: there is no session to renew.[/muted]")
-            return
-        session = new_session_id()
-        self.runner.session_id = session
-        self.runner.context = self.runner.context.with_events(self.sink(session))
-        self.metrics.__init__()  # type: ignore[misc]
-        self.counts = Counts()
-        self.mode = "command"
-        await remember_session(self.settings, session)
-        self.console.print(f"[notice]New session {session}.[/notice]")
-
 
 async def run_chat(
     settings: Settings, console: Console, *, env_file: Path | None, session: str | None = None
@@ -745,10 +452,3 @@ def _restore_terminal(fd: int | None, saved: Any) -> None:
         import termios
 
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-
-
-def _builtin_specs() -> list[dict[str, Any]]:
-    """The built-in tools' schemas, imported when first needed (see `ChatApp` start-up)."""
-    from browser_copilot.agent.tools import builtin_specs
-
-    return builtin_specs()
