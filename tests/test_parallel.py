@@ -29,7 +29,7 @@ from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.pacing import Pacing
 from browser_copilot.browser.pool import BrowserPool
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.server.live import Cdp
+from browser_copilot.server.live_stream import Cdp
 from browser_copilot.server.sessions import Session, SessionManager
 from tests.conftest import make_settings
 from tests.support.app import spawn_chat

@@ -46,7 +46,7 @@ from browser_copilot.server.commands import (
 )
 from browser_copilot.server.history import said
 from browser_copilot.server.hub import VERSION, dumps, outgoing
-from browser_copilot.server.live import Frame, Viewer
+from browser_copilot.server.live_stream import Frame, Viewer
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.server.sessions import Session, SessionManager
 from browser_copilot.server.tools import tools_reply

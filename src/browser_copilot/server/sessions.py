@@ -59,7 +59,8 @@ from browser_copilot.metrics import Metrics
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.history import History
 from browser_copilot.server.hub import VERSION, Hub, for_owner, outgoing
-from browser_copilot.server.live import LiveView, Viewer
+from browser_copilot.server.live import LiveView
+from browser_copilot.server.live_stream import Viewer
 
 if TYPE_CHECKING:
     from browser_copilot.server.queued import QueuedRuns
