@@ -67,6 +67,7 @@ from tests.support.scripted_model import ScriptedModel, code, say  # noqa: E402
 from browser_copilot.agent.context import AgentContext, Limits  # noqa: E402
 from browser_copilot.agent.conversation import to_state  # noqa: E402
 from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E402
+from browser_copilot.agent.tools import builtin_specs  # noqa: E402
 from browser_copilot.browser.guarded import guarded_code  # noqa: E402
 from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
 from browser_copilot.browser.observation import observe  # noqa: E402
@@ -315,7 +316,7 @@ async def tool_schemas(work: Path) -> tuple[SchemaTokens, dict[str, int]]:
     loaded = parse_servers(json.dumps(config), work / "mcp_servers.json")
     async with ExtraServers(loaded.servers, log_dir=work / "logs") as extras:
         counts = {s.name: len(s.tools) for s in extras.servers}
-        return await asyncio.to_thread(schema_tokens, extras), counts
+        return await asyncio.to_thread(schema_tokens, extras, builtin_specs()), counts
 
 
 async def main() -> None:
