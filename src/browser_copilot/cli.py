@@ -277,6 +277,10 @@ async def _detach(settings: Settings, console: Console, task: str, *, session: s
     return 0
 
 
+CANCEL_AGAIN = 2.0
+"""Seconds after a stop signal before the running agent is cancelled again, while it has not stopped."""
+
+
 def _run(coro: Coroutine[Any, Any, int], stop: StopFlag | None = None) -> int:
     """Run the command; SIGTERM and SIGHUP cancel it so every `async with` cleans up (a browser the
     app launched is closed, the MCP server stopped). `stop` learns that it was a signal, not Ctrl+C."""
@@ -285,18 +289,28 @@ def _run(coro: Coroutine[Any, Any, int], stop: StopFlag | None = None) -> int:
         task = asyncio.current_task()
         assert task is not None
         terminated = False
+        loop = asyncio.get_running_loop()
 
-        def on_term() -> None:
+        def again() -> None:
+            # The run has not stopped: its cancellation was swallowed on the way; send it again.
+            if stop is not None and stop.in_turn and not task.done():
+                task.cancel()
+                loop.call_later(CANCEL_AGAIN, again)
+
+        def on_signal(term: bool) -> None:
             nonlocal terminated
-            terminated = True
+            terminated = terminated or term
             if stop is not None:
-                stop.terminated = True
+                stop.terminated = stop.terminated or term
+                stop.requested = True
+                loop.call_later(CANCEL_AGAIN, again)
             task.cancel()
 
-        loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):  # Windows has none
-            loop.add_signal_handler(signal.SIGTERM, on_term)
-            loop.add_signal_handler(signal.SIGHUP, on_term)  # the terminal was closed
+            loop.add_signal_handler(signal.SIGTERM, on_signal, True)
+            loop.add_signal_handler(signal.SIGHUP, on_signal, True)  # the terminal was closed
+            if stop is not None:  # `run`: Ctrl+C the same way (the chat installs its own)
+                loop.add_signal_handler(signal.SIGINT, on_signal, False)
         try:
             return await coro
         except asyncio.CancelledError:

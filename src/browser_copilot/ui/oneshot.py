@@ -278,7 +278,13 @@ async def _drive(
             runner = AgentRunner(compile_graph(saver), context, session_id=session_id)
             printer.start(started)
             try:
-                outcome = await _conversation(streams, printer, runner, task, session_id)
+                stop.in_turn = True
+                try:
+                    outcome = await _conversation(streams, printer, runner, task, session_id)
+                finally:
+                    stop.in_turn = False
+                if stop.requested:  # a signal came, and its cancellation was lost on the way
+                    raise asyncio.CancelledError
             except asyncio.CancelledError:
                 how = "Terminated by a signal" if stop.terminated else "Interrupted (Ctrl+C)"
                 code = codes.TERMINATED if stop.terminated else codes.INTERRUPTED

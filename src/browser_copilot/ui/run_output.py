@@ -84,9 +84,14 @@ ErrorKind = Literal["config", "browser", "busy", "model", "other"]
 
 @dataclass
 class StopFlag:
-    """Set by the CLI's signal handler: the command was cancelled by SIGTERM/SIGHUP, not by Ctrl+C."""
+    """Set by the CLI's signal handler: the command was asked to stop (`requested`), by SIGTERM/SIGHUP
+    (`terminated`) rather than Ctrl+C. `in_turn`: the agent is running (set by `run`), so the handler
+    sends its cancellation again until the run has stopped: a library that swallows one cancellation
+    (a race in a time-out's clean-up, seen under load) would otherwise let the run go on to its end."""
 
     terminated: bool = False
+    requested: bool = False
+    in_turn: bool = False
 
 
 def exit_codes_help() -> str:
