@@ -47,6 +47,11 @@ class SessionPolicy:
         """The downloads of the agent's tabs, as the browser reported them (oldest first)."""
         return self.network.downloads() if self.network is not None else []
 
+    async def download_begun(self, timeout: float) -> None:
+        """Wait, up to `timeout` seconds, until a download of the agent's tabs begins."""
+        if self.network is not None:
+            await self.network.download_begun(timeout)
+
     async def downloads_finished(self, timeout: float) -> None:
         """Wait, up to `timeout` seconds, until no download of the agent's tabs is still coming."""
         if self.network is not None:

@@ -135,6 +135,8 @@ class Download:
     url: str
     state: str = "started"
     path: str | None = None
+    read: bool = False
+    """Whether `read_download` gave its text already (without a name it reads the newest not yet read)."""
 
 
 @dataclass
@@ -853,6 +855,7 @@ class NetworkGuard:
         if target is not None and target.agent:
             name = str(params.get("suggestedFilename") or "download")
             self._downloads[guid] = Download(guid, name, str(params.get("url") or ""))
+            self._download_moved.set()
 
     async def _download_progress(self, params: dict[str, Any], session: str | None) -> None:
         guid = str(params.get("guid"))
@@ -864,6 +867,15 @@ class NetworkGuard:
             known.state = state
             known.path = str(params.get("filePath") or "") or known.path
             self._download_moved.set()
+
+    async def download_begun(self, timeout: float) -> None:
+        """Wait, up to `timeout` seconds, until a download of the agent's tabs begins."""
+        known = len(self._downloads)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while len(self._downloads) == known:
+                    self._download_moved.clear()
+                    await self._download_moved.wait()
 
     async def downloads_finished(self, timeout: float) -> None:
         """Wait, up to `timeout` seconds, until no download of the agent's tabs is still coming."""

@@ -153,13 +153,20 @@ async def _answer_dialog(
 
 DOWNLOAD_WAIT = 30.0
 """How long read_download waits for a download of the agent's tabs that is still coming."""
+NEW_DOWNLOAD_WAIT = 5.0
+"""How long read_download without a name waits for a download to begin when every one was read."""
 
 
 async def _read_download(ctx: AgentContext, call: ToolCall, args: read_download) -> ToolMessage:
     """The text of a download of the agent's tabs, as page content (untrusted, secrets masked). One still
     coming is waited for (the click that began it may have returned first), within `DOWNLOAD_WAIT`."""
+    if not args.name and all(d.read for d in ctx.browser.downloads()):
+        # Every download was read already: the one the last click began may not have begun yet.
+        await ctx.browser.download_begun(NEW_DOWNLOAD_WAIT)
     await ctx.browser.downloads_finished(DOWNLOAD_WAIT)
     found = [d for d in ctx.browser.downloads() if d.state == "completed"]
+    unread = [d for d in found if not d.read]
+    found = unread if unread and not args.name else found
     if args.name:
         wanted = args.name.strip().lower()
         found = [d for d in found if d.name.lower() == wanted or (d.path or "").lower().endswith(wanted)]
@@ -174,6 +181,7 @@ async def _read_download(ctx: AgentContext, call: ToolCall, args: read_download)
         text = await asyncio.to_thread(read_text, found[-1])
     except DownloadUnreadable as exc:
         return tool_message(call, f"Error: {exc}.", error=True)
+    found[-1].read = True
     return tool_message(call, f"{found[-1].name}:\n{as_untrusted(mask_for_model(text))}")
 
 
