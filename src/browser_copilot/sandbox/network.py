@@ -871,17 +871,18 @@ class NetworkGuard:
     async def download_begun(self, timeout: float) -> None:
         """Wait, up to `timeout` seconds, until a download of the agent's tabs begins."""
         known = len(self._downloads)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                while len(self._downloads) == known:
-                    self._download_moved.clear()
-                    await self._download_moved.wait()
+        await self._downloads_until(lambda: len(self._downloads) > known, timeout)
 
     async def downloads_finished(self, timeout: float) -> None:
         """Wait, up to `timeout` seconds, until no download of the agent's tabs is still coming."""
+        coming = ("completed", "canceled")
+        await self._downloads_until(lambda: all(d.state in coming for d in self._downloads.values()), timeout)
+
+    async def _downloads_until(self, done: Callable[[], bool], timeout: float) -> None:
+        """Wait on the browser's download events until `done()`, or `timeout` seconds."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                while any(d.state not in ("completed", "canceled") for d in self._downloads.values()):
+                while not done():
                     self._download_moved.clear()
                     await self._download_moved.wait()
 
