@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from browser_copilot.agent.factory import make_context, sessions_db
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id, sqlite_checkpointer
+from browser_copilot.agent.factory import make_context
+from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
+from browser_copilot.agent.storage import sessions_db, sqlite_checkpointer
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from browser_copilot.llm.provider import build_chat_model, resolve_llm

@@ -13,7 +13,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from browser_copilot.agent.context import AgentContext, Limits
 from browser_copilot.agent.graph import mermaid
-from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id, sqlite_checkpointer
+from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
+from browser_copilot.agent.storage import sqlite_checkpointer
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from tests.support.pages import PageServer

@@ -10,14 +10,14 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolCallChunk
 from rich.console import Console
 
-from browser_copilot.agent.factory import make_context, sessions_db
+from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.runner import (
     AgentRunner,
     TurnOutcome,
     compile_graph,
     new_session_id,
-    sqlite_checkpointer,
 )
+from browser_copilot.agent.storage import sessions_db, sqlite_checkpointer
 from browser_copilot.agent.streaming import AnswerStream, visible
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession

@@ -1,11 +1,10 @@
 """Assembling the agent from settings: the context the nodes get. Sessions live in `agent.storage`.
 
-Importing this module is cheap (the session list's `sessions_db` is on the chat's start path); what
-`make_context` assembles (LangChain, the browser session, the judge) is loaded when it is called."""
+Importing this module is cheap; what `make_context` assembles (LangChain, the browser session, the
+judge) is loaded when it is called."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from browser_copilot.browser.pacing import Pacing
@@ -19,8 +18,6 @@ if TYPE_CHECKING:
     from browser_copilot.agent.memory import MemoryBook
     from browser_copilot.browser.session import BrowserSession
     from browser_copilot.extras.servers import ExtraServers
-
-SESSIONS_DB = "sessions.sqlite"
 
 
 def make_context(
@@ -52,7 +49,3 @@ def make_context(
         memory=memory,
         extras=extras if extras is not None else ExtraServers(),
     )
-
-
-def sessions_db(settings: Settings) -> Path:
-    return settings.data_dir / SESSIONS_DB

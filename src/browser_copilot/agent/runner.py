@@ -8,15 +8,12 @@ reason are read from it (thread_id = session_id), so a restarted app resumes whe
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
@@ -33,13 +30,6 @@ from browser_copilot.events import Event
 from browser_copilot.safety.redaction import Asked
 
 Graph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
-
-
-@contextlib.asynccontextmanager
-async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        yield saver
 
 
 def compile_graph(checkpointer: BaseCheckpointSaver[Any]) -> Graph:

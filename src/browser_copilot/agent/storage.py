@@ -16,15 +16,16 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from browser_copilot.agent.factory import sessions_db
 from browser_copilot.config import Settings
 from browser_copilot.errors import StorageError
 
 if TYPE_CHECKING:  # loaded where used: the session list is on the chat's start path, before its prompt
     import psycopg
     from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from psycopg.rows import DictRow
     from psycopg_pool import AsyncConnectionPool
 
@@ -58,7 +59,23 @@ class SessionInfo:
     updated: datetime
 
 
+SESSIONS_DB = "sessions.sqlite"
+
+
+def sessions_db(settings: Settings) -> Path:
+    return settings.data_dir / SESSIONS_DB
+
+
 # ----- checkpoints ------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        yield saver
 
 
 @contextlib.asynccontextmanager
@@ -67,7 +84,6 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
 
     Runs of `AgentRunner`s on it take the matching per-session lock (`SessionBusy` when taken)."""
     from browser_copilot.agent.locks import FileLocks, PostgresLocks, register_locks
-    from browser_copilot.agent.runner import sqlite_checkpointer
 
     url = settings.database
     if url is None:
