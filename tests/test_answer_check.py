@@ -24,14 +24,11 @@ from browser_copilot.agent.figures import (
     SESSION_SOURCES,
     SOURCE_FIGURES,
     Evidence,
-    Figure,
-    claims,
-    from_keys,
-    read,
     remembered,
 )
 from browser_copilot.agent.nodes.quality_evaluator import quality_evaluator, unsupported_figures
 from browser_copilot.agent.state import AgentState, ObservationState, new_request
+from browser_copilot.agent.written_figures import Figure, claims, from_keys, read
 from browser_copilot.browser.session import BrowserSession
 from tests.support.agent import make_runner
 from tests.support.pages import PageServer

@@ -12,7 +12,7 @@ import pytest
 
 from browser_copilot.browser.downloads import DownloadUnreadable, read_text
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.sandbox.network import Download
+from browser_copilot.sandbox.download_events import Download
 from tests.support.agent import make_runner
 from tests.support.scripted_model import call, code, say
 from tests.support.sites import Request, Site

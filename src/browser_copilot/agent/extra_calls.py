@@ -28,7 +28,8 @@ from browser_copilot.agent.tools import TOOL_NAMES, TOOLS, ToolArgsError
 from browser_copilot.browser.observation import as_untrusted
 from browser_copilot.errors import ExtraServerUnavailable
 from browser_copilot.events import Event
-from browser_copilot.extras.connection import ExtraServer, RemoteTool
+from browser_copilot.extras.connection import ExtraServer
+from browser_copilot.extras.remote_tools import RemoteTool
 from browser_copilot.safety.redaction import mask_for_model, redact
 
 RESULT_LIMIT = 4000

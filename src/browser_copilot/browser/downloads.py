@@ -11,7 +11,7 @@ from pathlib import Path
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from browser_copilot.sandbox.network import Download
+from browser_copilot.sandbox.download_events import Download
 
 MAX_BYTES = 50 * 1024 * 1024
 """A larger file is not read (a PDF of many scans, an archive)."""

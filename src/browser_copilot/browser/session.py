@@ -38,16 +38,12 @@ from browser_copilot.browser.results import CodeResult, browser_gone, parse_code
 from browser_copilot.browser.session_policy import SessionPolicy
 from browser_copilot.browser.session_tabs import SessionTab, SessionTabs, check_navigable
 from browser_copilot.config import Settings
-from browser_copilot.errors import (
-    BrowserNotFound,
-    BrowserUnavailable,
-    McpUnavailable,
-    NetworkPolicyDown,
-)
+from browser_copilot.errors import BrowserNotFound, BrowserUnavailable, McpUnavailable, NetworkPolicyDown
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.sandbox.effects import Allowed
 from browser_copilot.sandbox.guard import needs_runtime, runtime_install_code
-from browser_copilot.sandbox.network import NetworkGuard, TabOwners
+from browser_copilot.sandbox.network import NetworkGuard
+from browser_copilot.sandbox.tabs import TabOwners
 from browser_copilot.sandbox.urls import UrlPolicy
 from browser_copilot.scripts import project_root
 

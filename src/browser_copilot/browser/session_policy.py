@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from browser_copilot.errors import McpUnavailable
+from browser_copilot.sandbox.download_events import Download
 from browser_copilot.sandbox.effects import Allowed, HeldRequest, SentRequest
 from browser_copilot.sandbox.guard import Allow
-from browser_copilot.sandbox.network import Download, NetworkGuard
+from browser_copilot.sandbox.network import NetworkGuard
 from browser_copilot.sandbox.urls import Refusal
 
 if TYPE_CHECKING:

@@ -22,7 +22,8 @@ from browser_copilot.browser.results import CodeResult, Tab, browser_gone
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserUnavailable, McpUnavailable, NavigationError
 from browser_copilot.sandbox.guard import runtime_install_code
-from browser_copilot.sandbox.network import NetworkGuard, run_tab_url
+from browser_copilot.sandbox.network import NetworkGuard
+from browser_copilot.sandbox.tabs import run_tab_url
 from browser_copilot.sandbox.urls import UrlPolicy
 from browser_copilot.scripts import project_root
 

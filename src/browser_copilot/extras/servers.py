@@ -12,7 +12,8 @@ from typing import Any
 
 from browser_copilot.config import Settings
 from browser_copilot.extras.config import ServerConfig, load_servers
-from browser_copilot.extras.connection import ExtraServer, Notice, RemoteTool
+from browser_copilot.extras.connection import ExtraServer, Notice
+from browser_copilot.extras.remote_tools import RemoteTool
 
 MIN_START_TIMEOUT = 30.0
 """Starting a server (e.g. Node loading a package) may take longer than a call is allowed to."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from browser_copilot.config import Settings
@@ -241,6 +242,34 @@ def refusal_note(refusals: list[Refusal], limit: int = 5) -> str:
     )
 
 
+_BLOCK_WS = {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+_PASS_WS = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+
+
+def ws_rules(policy: UrlPolicy, sites: set[str]) -> list[dict[str, Any]]:
+    """Network conditions (`Network.emulateNetworkConditionsByRule`) that take every WebSocket offline
+    except to the task's `sites` (or the allowed ones): Fetch does not see WebSockets."""
+    rules: list[dict[str, Any]] = []
+    for origin in policy.forbidden_origins:
+        host, _, port = origin.rpartition(":")
+        hosts = LOOPBACK - {"::1"} if host in LOOPBACK else {host}
+        rules += [{"urlPattern": f"ws{{s}}?://{h}:{port}/*", **_BLOCK_WS} for h in sorted(hosts)]
+    for domain in policy.blocked:
+        rules.append({"urlPattern": f"ws{{s}}?://{{*.}}?{domain.lstrip('*.')}:*/*", **_BLOCK_WS})
+    listed = bool(policy.allowed)
+    for domain in policy.allowed or tuple(sorted(sites)):
+        name = domain.lstrip("*.")
+        if ":" in name:
+            continue  # an IPv6 address: no pattern, its WebSockets stay offline
+        # A listed domain covers its subdomains; so does a site of two labels or more (`site_of`),
+        # while a one-label site (localhost) or an IP address is only itself.
+        alone = is_ip(name) or (not listed and "." not in name)
+        host = name if alone else f"{{*.}}?{name}"
+        rules.append({"urlPattern": f"ws{{s}}?://{host}:*/*", **_PASS_WS})
+    rules.append({"urlPattern": "ws{s}?://*:*/*", **_BLOCK_WS})
+    return rules
+
+
 def blank(url: str) -> bool:
     """A blank page, with a fragment too (a run's new window carries its mark there: `RUN_MARK`)."""
     return url.split("#", 1)[0] == "about:blank"
@@ -260,4 +289,5 @@ __all__ = [
     "refusal_note",
     "short_url",
     "site_of",
+    "ws_rules",
 ]

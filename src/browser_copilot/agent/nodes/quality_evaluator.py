@@ -14,19 +14,9 @@ from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import current_request, feedback, last_ai
-from browser_copilot.agent.figures import (
-    NEAR_PAGES,
-    NEAR_RESULTS,
-    Claim,
-    Evidence,
-    claims,
-    from_keys,
-    is_count,
-    page_text,
-    read,
-    said,
-)
+from browser_copilot.agent.figures import NEAR_PAGES, NEAR_RESULTS, Evidence, is_count, page_text, said
 from browser_copilot.agent.state import AgentState
+from browser_copilot.agent.written_figures import Claim, claims, from_keys, read
 
 Next = Literal["progress_reporter", "agent"]
 
