@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -24,6 +27,27 @@ def app_env(data_dir: Path, **settings: str) -> dict[str, str]:
     return env
 
 
+class Chat(pexpect.spawn):  # type: ignore[misc]
+    """A chat in a pseudo-terminal whose `expect` timing out says where the app was: it is sent SIGABRT,
+    and Python's fault handler (`PYTHONFAULTHANDLER`) prints every thread's stack into the error."""
+
+    def expect(self, pattern: Any, *args: Any, **kwargs: Any) -> int:
+        try:
+            return int(super().expect(pattern, *args, **kwargs))
+        except pexpect.TIMEOUT as exc:
+            if not self.isalive():
+                raise
+            seen = self.before if isinstance(self.before, str) else ""
+            self.kill(signal.SIGABRT)
+            with contextlib.suppress(pexpect.TIMEOUT, pexpect.EOF):
+                super().expect(pexpect.EOF, timeout=10)
+            stacks = self.before if isinstance(self.before, str) else ""
+            raise pexpect.TIMEOUT(
+                f"{exc}\n--- the app's output (last 3000 chars) ---\n{seen[-3000:]}"
+                f"\n--- its threads when it timed out ---\n{stacks[-6000:]}"
+            ) from None
+
+
 def spawn_chat(data_dir: Path, cdp: str, llm_base_url: str, **settings: str) -> pexpect.spawn:
     """The terminal chat in a real pseudo-terminal (50×200, no colour) against a scripted model (key
     `sk-test-123`), at its first prompt; what it printed before the prompt is in `child.before`."""
@@ -35,8 +59,8 @@ def spawn_chat(data_dir: Path, cdp: str, llm_base_url: str, **settings: str) -> 
         LLM_MODEL="scripted-model",
         **settings,
     )
-    env.update({"NO_COLOR": "1", "TERM": "xterm-256color"})
-    child = pexpect.spawn(
+    env.update({"NO_COLOR": "1", "TERM": "xterm-256color", "PYTHONFAULTHANDLER": "1"})
+    child = Chat(
         sys.executable,
         [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
         cwd=str(ROOT),

@@ -44,6 +44,7 @@ BROWSER_MODULES = (
 
 AGENT_MODULES = (
     "browser_copilot.agent.runner",  # LangGraph, the graph and its nodes
+    "langgraph.checkpoint.sqlite.aio",  # the sessions' checkpointer (`agent.storage`)
     "browser_copilot.agent.context",
     "browser_copilot.agent.memory",
     "browser_copilot.agent.locks",
