@@ -237,7 +237,11 @@ async def test_the_web_page_shows_the_answer_marked_unverified_with_the_reasons(
             "await ui.getByLabel('Message to the agent').fill('What does the blue mug cost?');"
             " await ui.getByRole('button', { name: 'Send', exact: true }).click({ force: true });"
         )
-        await tab.wait_for("document.querySelector('#steps .step[data-kind=final]') !== null", what="the end")
+        await tab.wait_for(
+            "document.querySelector('#steps .step[data-kind=final]') !== null"
+            " && document.querySelector('.message.final .unverified-mark') !== null",
+            what="the end, the answer and its mark",
+        )
         shown = await tab.evaluate(
             "(() => { const m = document.querySelector('.message.final'); return {"
             " who: m.querySelector('.who').textContent, cls: m.className,"

@@ -206,7 +206,12 @@ async def test_a_session_card_is_running_while_it_runs_and_a_reload_keeps_the_pe
     await until(page, "document.querySelector('.session[aria-current] .badge').textContent === 'Idle'")
     assert await agent_page(browser_session, "window.__sent ?? 0") == 1
     # What the session cost, from the usage of its model calls (the scripted model says 110 a call).
-    await until(page, "/^[\\d,]+ tokens$/.test(document.getElementById('cost').textContent)")
+    # Each call's usage arrives on its own: wait for the sixth.
+    await until(
+        page,
+        "/^[\\d,]+ tokens$/.test(document.getElementById('cost').textContent)"
+        " && parseInt(document.getElementById('cost').textContent.replace(/,/g, '')) >= 660",
+    )
     tokens = int((await page.inner_text("#cost")).split()[0].replace(",", ""))
     assert tokens >= 110 * 6, tokens
 
