@@ -116,7 +116,11 @@ need_postgres() {
 bootstrap() {
   need_python
   need_uv
-  "${UV[@]}" sync --frozen --quiet
+  # Bytecode compiled once (site-packages now, src/ before each run): a process that compiles LangChain
+  # and LangGraph from source on every start (PYTHONDONTWRITEBYTECODE set, or a read-only install) takes
+  # seconds more to start.
+  "${UV[@]}" sync --frozen --quiet --compile-bytecode
+  "${UV[@]}" run --frozen python -m compileall -q src >/dev/null
   need_node
   need_node_modules
   need_browser "$1"

@@ -253,10 +253,10 @@ async def _observe(settings: Settings, console: Console, url: str, *, full: bool
 
 async def _detach(settings: Settings, console: Console, task: str, *, session: str | None) -> int:
     """`run --detach`: the task becomes a job for the workers; prints the session and how to follow it."""
-    from browser_copilot.agent.memory import withhold_secrets
+    from browser_copilot.agent.secret_answers import withhold_secrets
     from browser_copilot.events import Event
     from browser_copilot.jobs.queue import Job, open_queue, queue_url
-    from browser_copilot.ui.oneshot import choose_session
+    from browser_copilot.ui.session_choice import choose_session
 
     url = queue_url(settings, what="run --detach")
     session_id, _ = await choose_session(settings, task, session)

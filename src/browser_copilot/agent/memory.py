@@ -25,19 +25,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import json
 import re
 import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import psycopg
 from langgraph.store.base import BaseStore, Item
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
-from langmem import create_manage_memory_tool
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool
 from pydantic import BaseModel
@@ -47,7 +47,10 @@ from browser_copilot.agent.state import MemoryNote
 from browser_copilot.config import Settings
 from browser_copilot.errors import StorageError
 from browser_copilot.events import Event, EventSink
-from browser_copilot.safety.redaction import WITHHELD, find_secrets, mask_secrets
+from browser_copilot.safety.redaction import WITHHELD, find_secrets
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
 
 MEMORY_DB = "memory.sqlite"
 NAMESPACE = ("memories", "user")
@@ -150,7 +153,15 @@ class MemoryBook:
     def __init__(self, store: BaseStore, *, namespace: tuple[str, ...] = NAMESPACE) -> None:
         self.store = store
         self.namespace = namespace
-        self._manage = create_manage_memory_tool(namespace, store=store, schema=UserFact)
+        self._tool: BaseTool | None = None
+
+    async def _manage(self, arguments: dict[str, Any]) -> Any:
+        """langmem's memory tool on the store, made at the first write (langmem takes seconds to import:
+        on a thread, and only in a session that writes)."""
+        if self._tool is None:
+            langmem = await asyncio.to_thread(importlib.import_module, "langmem")
+            self._tool = langmem.create_manage_memory_tool(self.namespace, store=self.store, schema=UserFact)
+        return await self._tool.ainvoke(arguments)
 
     async def all(self) -> list[Memory]:
         """Every fact, oldest first, numbered."""
@@ -202,15 +213,15 @@ class MemoryBook:
         fields = UserFact(text=text, how=how, quote=quoted, session=session, saved=saved.isoformat())
         content = fields.model_dump()
         if replaces is not None:
-            await self._manage.ainvoke({"content": content, "action": "update", "id": replaces.key})
+            await self._manage({"content": content, "action": "update", "id": replaces.key})
             key = replaces.key
         else:
-            answer = str(await self._manage.ainvoke({"content": content, "action": "create"}))
+            answer = str(await self._manage({"content": content, "action": "create"}))
             key = answer.rsplit(" ", 1)[-1]
         return next(m for m in await self.all() if m.key == key)
 
     async def forget(self, memory: Memory) -> None:
-        await self._manage.ainvoke({"action": "delete", "id": memory.key})
+        await self._manage({"action": "delete", "id": memory.key})
 
 
 def _from_item(item: Item) -> Memory | None:
@@ -305,25 +316,6 @@ async def forget_command(book: MemoryBook, argument: str) -> str:
 
 
 # ----- at the start of a request --------------------------------------------------------------
-
-
-def withhold_secrets(text: str, events: EventSink) -> str:
-    """The user's message with its secrets withheld: the model, the checkpoint and the memory never get
-    them (F47); the user is told."""
-    masked, kinds = mask_secrets(text)
-    if kinds:
-        what = " and ".join(kinds)
-        events(
-            Event(
-                "notice",
-                {
-                    "text": f"Withheld from the agent: the {what} in your message. Secrets are never sent "
-                    "to the model, kept or remembered; type them into the page yourself when it asks.",
-                    "to_user": True,
-                },
-            )
-        )
-    return masked
 
 
 async def request_memories(book: MemoryBook | None, text: str, events: EventSink) -> dict[str, Any]:

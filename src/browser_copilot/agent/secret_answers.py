@@ -9,13 +9,32 @@ told to type it into the page themselves. Detection: `safety.redaction.asked_for
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from browser_copilot.agent.conversation import last_ai
-from browser_copilot.agent.memory import withhold_secrets
-from browser_copilot.agent.state import AgentState
 from browser_copilot.events import Event, EventSink
 from browser_copilot.safety.redaction import Asked, asked_for, mask_secrets
+
+if TYPE_CHECKING:
+    from browser_copilot.agent.state import AgentState
+
+
+def withhold_secrets(text: str, events: EventSink) -> str:
+    """The user's message with its secrets withheld: the model, the checkpoint and the memory never get
+    them (F47); the user is told."""
+    masked, kinds = mask_secrets(text)
+    if kinds:
+        what = " and ".join(kinds)
+        events(
+            Event(
+                "notice",
+                {
+                    "text": f"Withheld from the agent: the {what} in your message. Secrets are never sent "
+                    "to the model, kept or remembered; type them into the page yourself when it asks.",
+                    "to_user": True,
+                },
+            )
+        )
+    return masked
 
 
 def secret_asked(values: dict[str, Any], pending: dict[str, Any] | None) -> Asked | None:
@@ -26,7 +45,9 @@ def secret_asked(values: dict[str, Any], pending: dict[str, Any] | None) -> Aske
     if pending is not None:
         question = str(pending.get("question") or "")
     else:
-        said = last_ai(cast(AgentState, values))
+        from browser_copilot.agent.conversation import last_ai  # LangChain: not for `run --detach`
+
+        said = last_ai(cast("AgentState", values))
         question = str(said.content) if said is not None and not said.tool_calls else ""
     return asked_for(question, _page_asks(values.get("observation")))
 

@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Literal, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
 
 from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import open_memory
-from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph, new_session_id
-from browser_copilot.agent.storage import last_session, open_checkpointer, remember_session
+from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph
+from browser_copilot.agent.storage import open_checkpointer, remember_session
 from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
@@ -41,31 +40,12 @@ from browser_copilot.metrics import Metrics
 from browser_copilot.ui import run_output as codes
 from browser_copilot.ui.render import STOP_LABELS, EventPrinter, doubts, render_outcome
 from browser_copilot.ui.run_output import ErrorKind, JsonLines, StopFlag, continue_hint, result_record
+from browser_copilot.ui.session_choice import choose_session
 
 EXIT_CODES = codes.BY_STOP_REASON
 """Exit code by stop reason (kept for callers of the earlier name)."""
 EXIT_UNVERIFIED = codes.UNVERIFIED
 """An answer that reached the user marked unverified (`verified: false`, with its `doubts`)."""
-
-CONTINUE_WORDS = frozenset(
-    {
-        "continue",
-        "go on",
-        "resume",
-        "keep going",
-        "carry on",
-        "proceed",
-        "продолжай",
-        "продолжить",
-        "продолжи",
-        "дальше",
-    }
-)
-"""A task that is only one of these continues the last session when no `--session` is given."""
-
-
-def is_continue(task: str) -> bool:
-    return " ".join(re.sub(r"[^\w\s]", " ", task.casefold()).split()) in CONTINUE_WORDS
 
 
 @dataclass
@@ -129,26 +109,6 @@ async def read_line(stream: TextIO) -> str:
 
     threading.Thread(target=work, name="run-stdin", daemon=True).start()
     return await future
-
-
-async def choose_session(
-    settings: Settings, task: str, session: str | None
-) -> tuple[str, Literal["new", "given", "last"]]:
-    """The session to run in: `--session`, else the last one for a bare "continue", else a new one.
-    Raises `ConfigError` for "continue" with no earlier session."""
-    if session:
-        return session, "given"
-    if is_continue(task):
-        last = await last_session(settings)
-        if last is None:
-            raise ConfigError(
-                [
-                    f"Nothing to continue: there is no earlier session in {settings.data_dir}. "
-                    'Fix: give the task itself, e.g. main.py run "find the cheapest flight to Oslo".'
-                ]
-            )
-        return last, "last"
-    return new_session_id(), "new"
 
 
 def exit_code(outcome: TurnOutcome, tally: Tally) -> int:

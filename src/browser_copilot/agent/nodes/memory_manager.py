@@ -6,13 +6,14 @@ The system prompt and the working state are rebuilt for every model call and nev
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 from typing import Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 from langgraph.types import Command
-from langmem.short_term import RunningSummary, SummarizationNode
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import is_feedback
@@ -52,7 +53,9 @@ async def memory_manager(state: AgentState, runtime: Runtime[AgentContext]) -> C
     mark = {"memory_mark": len(messages)}
     if not older:
         return Command(update=mark, goto="agent")
-    node = SummarizationNode(
+    # langmem takes seconds to import: on a thread, and only in a conversation long enough to summarise.
+    short_term = await asyncio.to_thread(importlib.import_module, "langmem.short_term")
+    node = short_term.SummarizationNode(
         model=ctx.summarizer or ctx.llm,
         max_tokens=INPUT_UNITS,
         max_tokens_before_summary=1,
@@ -60,7 +63,7 @@ async def memory_manager(state: AgentState, runtime: Runtime[AgentContext]) -> C
         token_counter=_units,
     )
     previous = state.get("summary")
-    context = {"running_summary": RunningSummary(previous, set(), None)} if previous else {}
+    context = {"running_summary": short_term.RunningSummary(previous, set(), None)} if previous else {}
     result = await node.ainvoke({"messages": older, "context": context})
     running = result.get("context", {}).get("running_summary")
     if running is None:
