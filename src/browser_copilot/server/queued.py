@@ -107,7 +107,7 @@ class QueuedRuns:
             if replayed:  # a page that connects later gets the pending card from `detail`, with its nonce
                 s.approval = None
                 if outcome.interrupt is not None and outcome.interrupt.get("kind") == "confirm" and s.asker:
-                    from browser_copilot.server.sessions import Approval
+                    from browser_copilot.server.runs import Approval
 
                     s.approval = Approval(secrets.token_urlsafe(24), s.asker)
                 return
