@@ -38,7 +38,7 @@ from browser_copilot.extras.budget import schema_tokens
 from browser_copilot.extras.config import parse_servers
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import build_chat_model, resolve_llm
-from browser_copilot.server.app import Server
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from browser_copilot.server.tools import tools_reply
 from browser_copilot.ui.theme import make_console

@@ -20,7 +20,7 @@ from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
-from browser_copilot.server.app import Server
+from browser_copilot.server.serve import Server
 from browser_copilot.ui.oneshot import EXIT_CODES, EXIT_UNVERIFIED
 from browser_copilot.ui.render import render_outcome
 from browser_copilot.ui.theme import make_console

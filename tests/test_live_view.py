@@ -21,7 +21,7 @@ from playwright.async_api import Page, WebSocketRoute
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.server.app import Server
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from tests.conftest import ROOT
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text

@@ -20,8 +20,8 @@ from browser_copilot import cli
 from browser_copilot.agent.conversation import chat_history, feedback
 from browser_copilot.browser.pool import BrowserPool
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.server.app import Server
 from browser_copilot.server.hub import SSE_KINDS
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer

@@ -28,7 +28,7 @@ from browser_copilot.agent.storage import (
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.llm.provider import build_chat_model, resolve_llm
-from browser_copilot.server.app import AUTH_FILE, Server
+from browser_copilot.server.serve import AUTH_FILE, Server
 from browser_copilot.server.sessions import SessionManager
 from tests.conftest import ROOT, make_settings
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text

@@ -14,7 +14,8 @@ import aiohttp
 import pytest_asyncio
 
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.server.app import MAX_FRAME, MAX_MESSAGE, Server
+from browser_copilot.server.app import MAX_FRAME, MAX_MESSAGE
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.pages import PageServer

@@ -22,7 +22,7 @@ import pytest_asyncio
 from browser_copilot.agent.storage import open_checkpointer
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.llm.provider import build_chat_model, resolve_llm
-from browser_copilot.server.app import Server
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from tests.conftest import ROOT, make_settings
 from tests.support.openai_server import ScriptedOpenAI, call, text

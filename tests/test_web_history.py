@@ -15,8 +15,8 @@ from typing import Any
 from playwright.async_api import Page
 
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.server.app import Server
 from browser_copilot.server.history import History
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer

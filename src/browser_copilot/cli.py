@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
                 stop,
             )
         if command == "serve":
-            from browser_copilot.server.app import serve
+            from browser_copilot.server.serve import serve
 
             return _run(serve(settings, host=args.host, port=args.port, allow_remote=args.allow_remote))
         if command == "graph":

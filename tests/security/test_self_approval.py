@@ -22,7 +22,7 @@ import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.llm.provider import build_chat_model, resolve_llm
-from browser_copilot.server.app import running
+from browser_copilot.server.serve import running
 from browser_copilot.server.sessions import Session, SessionManager
 from tests.conftest import make_settings
 from tests.support.openai_server import ScriptedOpenAI, call, text

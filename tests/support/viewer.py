@@ -12,7 +12,7 @@ import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright
 
 from browser_copilot.browser.session import BrowserSession
-from browser_copilot.server.app import Server
+from browser_copilot.server.serve import Server
 from browser_copilot.server.sessions import SessionManager
 from tests.support.openai_server import ScriptedOpenAI
 from tests.support.server import serving_over
