@@ -16,7 +16,7 @@ window.BCHistory = (() => {
   return Object.freeze({
     // `entries`: the record, oldest first; `pending`: a question still waits (the WebSocket sends it on
     // connect, as the live card, so it is not drawn here); `view`: { user(text), question(payload,
-    // settled), answer(message) } of app.js.
+    // settled), answer(message) } of sessions.js.
     replay(entries, pending, view) {
       const list = (Array.isArray(entries) ? entries : []).filter((e) => e && typeof e === 'object');
       list.forEach((entry, index) => {

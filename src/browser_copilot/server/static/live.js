@@ -11,7 +11,7 @@
 'use strict';
 
 window.BCLive = Object.freeze({
-  // `page`: what the live view needs of the page (app.js): `app` (session, state, pendingKind), this
+  // `page`: what the live view needs of the page (page.js): `app` (session, state, pendingKind), this
   // tab's id, and its text helpers `str`, `cut`, `hostOfUrl`.
   create(page) {
     const $ = (id) => document.getElementById(id);
