@@ -36,9 +36,21 @@ TIMEOUT = 30.0
 """The observer's own waits (the settle) are bounded well below this."""
 
 
+EXTRACTOR_PARTS = (
+    "extractor.js",
+    "extract_element.js",
+    "extract_walk.js",
+    "extract_covers.js",
+    "extract_list.js",
+)
+"""The extractor's one function, in parts (what one element is, the walk, what covers what, the result),
+joined in this order: each part uses the names of those before it."""
+
+
 @cache
 def extractor_source() -> str:
-    return script_source("browser_copilot.browser", "extractor.js").replace("__IS_SECRET__", secret_source())
+    body = "\n".join(script_source("browser_copilot.browser", name) for name in EXTRACTOR_PARTS)
+    return body.replace("__IS_SECRET__", secret_source())
 
 
 def _loading_words() -> list[str]:
