@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from browser_copilot.browser.pacing import Pacing, pacing_hook
@@ -66,10 +67,17 @@ def types_into(code: str) -> bool:
     return bool(_TYPING.search(code))
 
 
+@cache
+def _call_source() -> str:
+    """call.js with how one input is judged before it is sent (preflight.js) in its place."""
+    preflight = script_source("browser_copilot.sandbox", "preflight.js")
+    return script_source("browser_copilot.sandbox", "call.js").replace("__PREFLIGHT__", preflight, 1)
+
+
 def _call(config: dict[str, Any], pacing: str = "undefined") -> str:
-    """One guarded call: call.js (with reach.js, what it may reach) and the session's facts (the MCP
-    process's context keeps them: `__bcSession` from `BrowserSession._tell_session`, `__bcCall` from
-    `BrowserSession._call`)."""
+    """One guarded call: call.js (with preflight.js, and reach.js, what it may reach) and the session's
+    facts (the MCP process's context keeps them: `__bcSession` from `BrowserSession._tell_session`,
+    `__bcCall` from `BrowserSession._call`)."""
     world = script_source("browser_copilot.sandbox", "world.js")
     return (
         "async (page) => {\n"
@@ -77,7 +85,7 @@ def _call(config: dict[str, Any], pacing: str = "undefined") -> str:
         "  const c = page.context();\n"
         "  const session = c.__bcSession || {};\n"
         "  const call = c.__bcCall || { id: 'c0', deadline: Date.now() + 110000 };\n"
-        f"  const __call = {script_source('browser_copilot.sandbox', 'call.js')};\n"
+        f"  const __call = {_call_source()};\n"
         f"  return await __call(page, {{ ...{json.dumps(config)},\n"
         f"    version: {json.dumps(runtime_version())}, actionTimeout: {ACTION_TIMEOUT_MS},"
         f" navTimeout: {NAVIGATION_TIMEOUT_MS},\n"

@@ -85,7 +85,7 @@ def cookie_words() -> str:
 def runtime_version() -> str:
     """Changes with what the install call leaves (the pinned `ses` changes only with a new server)."""
     parts = (guard_template(), lexicon_json(), facade_source())
-    # world.js, call.js and reach.js travel with each call: a change there needs no new install.
+    # world.js, call.js, preflight.js and reach.js travel with each call: a change there needs no new install.
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:12]
 
 
