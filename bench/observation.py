@@ -60,7 +60,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from browser_copilot.agent.conversation import observation_message, to_state  # noqa: E402
-from browser_copilot.browser.observation import Observation, observe  # noqa: E402
+from browser_copilot.browser.observation import Observation  # noqa: E402
+from browser_copilot.browser.observing import observe  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402
 from browser_copilot.config import load_settings  # noqa: E402
 from browser_copilot.llm.tokens import count_tokens  # noqa: E402

@@ -140,7 +140,7 @@ def breakdown(cases: list[dict[str, Any]], verdicts: list[dict[str, Any]], key: 
 async def judge_per_action() -> tuple[int, int, list[str]]:
     """Observed actions on ordinary pages, and how many of them the pre-flight would send to the judge."""
     from browser_copilot.browser.guarded import guarded_code, verdicts_code
-    from browser_copilot.browser.observation import observe
+    from browser_copilot.browser.observing import observe
     from observation import corpus, served
 
     roots, pages, _ = corpus(None)

@@ -70,7 +70,7 @@ from browser_copilot.agent.runner import AgentRunner, compile_graph  # noqa: E40
 from browser_copilot.agent.tools import builtin_specs  # noqa: E402
 from browser_copilot.browser.guarded import guarded_code  # noqa: E402
 from browser_copilot.browser.launcher import LaunchedBrowser  # noqa: E402
-from browser_copilot.browser.observation import observe  # noqa: E402
+from browser_copilot.browser.observing import observe  # noqa: E402
 from browser_copilot.browser.pacing import Pacing  # noqa: E402
 from browser_copilot.browser.results import CodeResult  # noqa: E402
 from browser_copilot.browser.session import BrowserSession  # noqa: E402

@@ -6,7 +6,7 @@ is declined (never subscribed), also when it comes after the first look. The rea
 from __future__ import annotations
 
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from tests.support.pages import PageServer
 from tests.support.waiting import eventually

@@ -8,7 +8,7 @@ import time
 
 from browser_copilot.browser.calls import unwrap
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.results import UNDEFINED, CodeResult
 from browser_copilot.browser.session import BrowserSession
 from tests.support.pages import PageServer

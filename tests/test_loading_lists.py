@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from tests.support.pages import PageServer
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from browser_copilot.browser.look import observer_source
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from tests.support.pages import PageServer
 

@@ -14,15 +14,13 @@ from browser_copilot.agent.conversation import observation_message, to_state
 from browser_copilot.agent.figures import page_text
 from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.observation import (
-    SEND_SOURCE,
     UNTRUSTED_CLOSE,
     UNTRUSTED_OPEN,
     Observation,
     TabInfo,
     as_untrusted,
-    observation_code,
-    observe,
 )
+from browser_copilot.browser.observing import SEND_SOURCE, observation_code, observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.safety.redaction import mask_for_model
 from browser_copilot.scripts import script_source

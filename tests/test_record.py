@@ -12,7 +12,7 @@ from typing import Any
 from browser_copilot.agent.context import Limits
 from browser_copilot.agent.runner import TurnOutcome
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from browser_copilot.plain_steps import Narrator

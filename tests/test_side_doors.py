@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from tests.support.pages import PageServer

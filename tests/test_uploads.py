@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from tests.support.agent import make_runner, value
 from tests.support.pages import PageServer

@@ -202,7 +202,7 @@ _CLOSE_OWN_TAB = """async (page) => {
 
 async def _observe(settings: Settings, console: Console, url: str, *, full: bool, as_json: bool) -> int:
     from browser_copilot.agent.conversation import observation_message, to_state
-    from browser_copilot.browser.observation import observe
+    from browser_copilot.browser.observing import observe
     from browser_copilot.browser.session import BrowserSession
     from browser_copilot.llm.tokens import count_tokens
 

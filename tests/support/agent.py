@@ -8,7 +8,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from browser_copilot.agent.context import AgentContext, Limits
 from browser_copilot.agent.runner import AgentRunner, compile_graph, new_session_id
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.events import EventLog
 from browser_copilot.safety.judge import Judge

@@ -36,7 +36,7 @@ from browser_copilot.agent.state import (
 from browser_copilot.agent.targets import describe_target, is_acting
 from browser_copilot.agent.tools import browser_run_code
 from browser_copilot.browser.guarded import GuardReport, guard_report, guarded_code, replay_code, targets
-from browser_copilot.browser.observation import parse_dialog
+from browser_copilot.browser.observing import parse_dialog
 from browser_copilot.browser.results import CodeResult, Tab
 from browser_copilot.events import Event
 from browser_copilot.sandbox.guard import Allow

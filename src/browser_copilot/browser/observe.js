@@ -1,7 +1,7 @@
 // One observation through the code tool (when the app's own look, browser/look.py, leaves it to the
 // code tool: a dialog, a download, a tab opened or closed, a screenshot). __OPTS__, __VERSION__ and
 // __INSTALL__ (the page's half, or null when the browser context should have kept it) are filled in by
-// observation.py. The page's half (observer.js: settle, find a blocking consent banner's rejecting
+// observing.py. The page's half (observer.js: settle, find a blocking consent banner's rejecting
 // option, never accepting, for the guard to click; extract) lives in Playwright's utility world of the document, put there by the
 // document's first observation here. Then tabs (with their target ids), downloads and the optional
 // screenshot.

@@ -2,7 +2,7 @@
 // where page scripts share the DOM but none of the globals, so a page can neither see nor replace it.
 // It keeps what one document's observations share: the compiled extractor and banner chooser, and the
 // element stamps of the last observation (the extractor's `__bcMarked`). __VERSION__, __EXTRACT__,
-// __BANNER__ and __COOKIE_WORDS__ are filled in by observation.py.
+// __BANNER__ and __COOKIE_WORDS__ are filled in by look.py.
 globalThis.__bcObserver = {
   version: __VERSION__,
   extract: __EXTRACT__,
@@ -123,7 +123,7 @@ globalThis.__bcObserver = {
     this.track();
     if (opts.settle) await this.settle(800, opts.since);
     if (opts.settle || !this.last) await this.loaded(3000);
-    // A banner is found here, not clicked: the app has the guard close it, armed (observation.py).
+    // A banner is found here, not clicked: the app has the guard close it, armed (observing.py).
     let banner = null;
     if (opts.banners && !this.quiet) {
       banner = this.banner(this.words, 'name');

@@ -16,7 +16,7 @@ from browser_copilot.agent.conversation import feedback, to_state
 from browser_copilot.agent.figures import remembered
 from browser_copilot.agent.state import AgentState, ObservationState, PendingAction, waiting_in
 from browser_copilot.browser.observation import Observation
-from browser_copilot.browser.observation import observe as run_extractor
+from browser_copilot.browser.observing import observe as run_extractor
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 from browser_copilot.sandbox.urls import refusal_note

@@ -11,7 +11,7 @@ from langgraph.types import Command
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import feedback, to_state
 from browser_copilot.agent.state import AgentState, ObservationState
-from browser_copilot.browser.observation import observe
+from browser_copilot.browser.observing import observe
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
 

@@ -44,7 +44,8 @@ from browser_copilot.agent.tools import (
 )
 from browser_copilot.browser.downloads import DownloadUnreadable, read_text
 from browser_copilot.browser.guarded import guarded_code
-from browser_copilot.browser.observation import as_untrusted, observe
+from browser_copilot.browser.observation import as_untrusted
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import Event
