@@ -543,3 +543,43 @@ def test_the_chat_history_keeps_what_the_user_saw_and_drops_tool_traffic_and_bou
         {"who": "user", "text": "thanks"},
     ]
     assert chat_history(messages, limit=1) == [{"who": "user", "text": "thanks"}]
+
+
+async def test_a_message_sent_once_the_answer_is_shown_waits_for_the_run_to_tidy_up_instead_of_busy(
+    served: Served, llm: ScriptedOpenAI, pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page shows an answer from the run's `final` event, while the run still keeps its tab and
+    counts the tabs it opened (seconds on a loaded machine): a message then is not refused as busy."""
+    llm.script(go(pages.url("search.html")), text("Opened."), text("And again."))
+    tidy = asyncio.Event()
+    counting = served.manager._count_new_tabs
+
+    async def slow_count(s: Any, before: set[str] | None) -> None:
+        await tidy.wait()
+        await counting(s, before)
+
+    monkeypatch.setattr(served.manager, "_count_new_tabs", slow_count)
+    waiting = asyncio.Event()
+    finishing = served.manager.finishing
+
+    async def seen_waiting(s: Any) -> None:
+        if s.busy:
+            waiting.set()
+        await finishing(s)
+
+    monkeypatch.setattr(served.manager, "finishing", seen_waiting)
+    async with served.http.ws_connect(served.ws_url("tidy")) as ws:
+        await receive(ws, "status")
+        await say(ws, "Open the flight search")
+        hub = served.manager.sessions["tidy"].hub
+        await async_wait_until(
+            lambda: any(k == "final" for _, k, _ in hub.after(0)), timeout=LIMIT, what="final"
+        )
+        assert served.manager.sessions["tidy"].busy  # answered, still tidying up
+        await say(ws, "Say it again")
+        await asyncio.wait_for(waiting.wait(), LIMIT)  # the message came while the run tidied up
+        tidy.set()
+        first = await receive(ws, "agent_message")
+        assert first["text"] == "Opened."
+        second = await receive(ws, "agent_message")
+        assert second["text"] == "And again.", second

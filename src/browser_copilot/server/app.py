@@ -237,6 +237,7 @@ async def _handle(
         return dumps(outgoing(await tabs_reply(manager, session, origins)))
     if command == "/help":
         return dumps(outgoing(help_reply()))
+    await manager.finishing(session)  # the answer is shown: the run only tidies up
     if session.busy:
         return _error("busy", "a run of this session is active: wait for its answer, or cancel it")
     if command in ("/chat", "/exit"):

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+FINISHING_WAIT = 15.0
+"""How long a message waits for a run that has answered to end (`SessionRuns.finishing`)."""
+
 
 def question_message(pending: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -102,10 +105,18 @@ class SessionRuns:
         s.asker = client
         s.approval = None
         s.active = True
+        s.answered = False
         if self.queued is not None:  # a worker runs it; the answer comes through the relay
             s.turn = asyncio.create_task(self.queued.submit(s, text), name=f"job-{s.id}")
             return
         s.turn = asyncio.create_task(self._turn(s, text), name=f"turn-{s.id}")
+
+    async def finishing(self, s: Session) -> None:
+        """A run that has given its answer ends in a moment (its tab kept, the session remembered): wait
+        for that, up to `FINISHING_WAIT` seconds, so the next message is not refused while the page shows
+        the answer already."""
+        if s.busy and s.answered and s.turn is not None and not s.turn.done():
+            await asyncio.wait({s.turn}, timeout=FINISHING_WAIT)
 
     def cancel(self, s: Session) -> bool:
         if self.queued is not None:
@@ -202,6 +213,8 @@ class SessionRuns:
     def _follow(self, session_id: str, event: Event) -> None:
         """Each event of a session's run: the live view follows the agent to another tab at once."""
         s = self.sessions.get(session_id)
+        if s is not None and event.kind == "final":
+            s.answered = True
         if s is not None and s.browser is not None and event.kind in ("tool_result", "observation", "notice"):
             self._worked_in(s)
 

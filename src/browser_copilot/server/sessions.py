@@ -69,6 +69,9 @@ class Session:
     turn: asyncio.Task[None] | None = None
     active: bool = False
     """From the message to the answer (queued or running); cleared in the same step the answer is sent."""
+    answered: bool = False
+    """Its run has given its answer (the `final` event, which the page shows at once) and is finishing:
+    a message now waits for the end instead of being refused as busy."""
     asker: str | None = None
     """The client id (browser tab or connection) whose message started the last run."""
     approval: Approval | None = None
