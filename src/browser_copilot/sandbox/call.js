@@ -21,8 +21,8 @@ async (page, config) => {
   let halted = null;
   let secretBlocked = 0;
   const stopWith = (why) => { halted = halted || why; stop(why); };
-  const { owned, opened, forbidden, openedByOwned, adopt, apart, el, mask, masked, seeSecrets, heldRequests,
-    release } = await config.reach(page, config, guard, stopWith);
+  const { owned, opened, forbidden, openedByOwned, adopt, apart, el, numberOf, mask, masked, seeSecrets,
+    heldRequests, release } = await config.reach(page, config, guard, stopWith);
 
   // ----- one input, judged first -------------------------------------------------------------------
   const HOLD = "Stopped: an action of this code is held for the user's confirmation; the rest of the code did not run.";
@@ -248,7 +248,7 @@ async (page, config) => {
       throw new Error('Only files the user named can be uploaded: use the upload_file tool.');
     }
     const ask = { op: 'preflight', kind, key, text: name === 'type' ? text : undefined };
-    let out = await preflight(p, null, { ...ask, stamp: await stampOf(target, Date.now() + timeoutOf(o)), here: true }, action);
+    let out = await preflight(p, null, { ...ask, ...(await refOf(target, Date.now() + timeoutOf(o))), here: true }, action);
     if (out.elsewhere) {
       const spot = await mark(target, o);
       out = await preflight(p, spot.frame, { ...ask, stamp: spot.stamp }, action);

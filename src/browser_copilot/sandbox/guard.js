@@ -55,6 +55,14 @@
     return null;
   };
 
+  // An element the observation numbered, when it is the only one so numbered in the page and its
+  // same-origin frames (a page that copies the number gets its element stamped by the app instead).
+  const numbered = (n) => {
+    const selector = `[data-bc-id="${n}"]`;
+    const count = windows().reduce((sum, win) => sum + win.document.querySelectorAll(selector).length, 0);
+    return count <= 1 ? stamped('data-bc-id', n) : null;
+  };
+
   // The element under a point of `doc`'s viewport, as the browser hit-tests it: into open shadow roots
   // and same-origin frames; a frame of another origin answers `descend` (its own guard goes on there).
   const FRAMES = new Set(['IFRAME', 'FRAME']);
@@ -207,6 +215,10 @@
       if (!expected) return { lost: true };
       expected.removeAttribute('data-bc-target');
       return within(found.el, expected) ? found : { intercepted: described(found.el) };
+    }
+    if (args.id) {
+      const el = numbered(args.id);
+      return el ? { el } : args.here ? { elsewhere: true } : { lost: true };
     }
     if (args.stamp) {
       const el = stamped('data-bc-target', args.stamp);

@@ -119,6 +119,13 @@
       await p.waitForTimeout(pause);
     }
   };
+  // How the guard finds a locator's element: an element the observation numbered (`el(N)` in the page
+  // itself) by its number, with no round trip (the guard takes it only when no other element carries the
+  // number, else it is stamped); any other locator's element stamped first.
+  const refOf = async (target, until) => {
+    const n = numberOf(target);
+    return n !== undefined ? { id: String(n) } : { stamp: await stampOf(target, until) };
+  };
   // A locator's one element stamped for the guard, waited for as Playwright waits (strict: one element).
   const stampOf = async (target, until) => {
     const stamp = `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;

@@ -74,11 +74,17 @@ async (page, config, guard, stopWith) => {
   for (const p of [...owned]) await adopt(p);
 
   // ----- el(N), secrets ----------------------------------------------------------------------------
+  // `numberOf`: the number of an `el(N)` of the page itself (not in a frame), for the guard to find it by.
+  const numbers = new WeakMap();
   const el = (n) => {
+    const chain = (config.frames || {})[n] || [];
     let scope = page;
-    for (const f of (config.frames || {})[n] || []) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);
-    return scope.locator(`[data-bc-id="${n}"]`);
+    for (const f of chain) scope = scope.frameLocator(`[data-bc-frame="${f}"]`);
+    const found = scope.locator(`[data-bc-id="${n}"]`);
+    if (!chain.length) numbers.set(found, n);
+    return found;
   };
+  const numberOf = (locator) => numbers.get(locator);
   const secrets = new Set();
   const note = (report) => {
     for (const v of (report && report.secrets) || []) if (String(v).length >= 3) secrets.add(String(v));
@@ -130,5 +136,6 @@ async (page, config, guard, stopWith) => {
     context.off('dialog', onDialog);
     for (const undo of watching) undo();
   };
-  return { owned, opened, forbidden, openedByOwned, adopt, apart, el, mask, masked, seeSecrets, heldRequests, release };
+  return { owned, opened, forbidden, openedByOwned, adopt, apart, el, numberOf, mask, masked, seeSecrets, heldRequests,
+    release };
 }
