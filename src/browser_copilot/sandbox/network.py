@@ -45,6 +45,7 @@ import aiohttp
 from browser_copilot.errors import NetworkPolicyDown
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.sandbox.download_events import Download, Downloads
+from browser_copilot.sandbox.effects import EffectGate
 from browser_copilot.sandbox.network_requests import RequestGate
 from browser_copilot.sandbox.network_targets import ALL_REQUESTS, GuardConnection
 from browser_copilot.sandbox.tabs import TabOwners
@@ -72,6 +73,9 @@ class NetworkGuard(RequestGate):
         owners: TabOwners | None = None,
     ) -> None:
         super().__init__(policy, notice=notice, owners=owners)
+        self.effects = EffectGate()
+        self._told = {}
+        self.paused = 0
         self._endpoint = ""
         self._browser_fetch = False
         self._fetch_lock = asyncio.Lock()

@@ -10,15 +10,14 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from browser_copilot.safety.addresses import request_commits
 from browser_copilot.sandbox.effects import TAIL_SECONDS, Allowed, EffectGate, HeldRequest, SentRequest
 from browser_copilot.sandbox.network_targets import EFFECT_BINDING, GuardConnection, TargetWatch
-from browser_copilot.sandbox.tabs import TabOwners, Target
-from browser_copilot.sandbox.urls import NEW_TAB, Request, UrlPolicy, short_url
+from browser_copilot.sandbox.tabs import Target
+from browser_copilot.sandbox.urls import NEW_TAB, Request, short_url
 
 log = logging.getLogger("browser_copilot.sandbox.network")
 
@@ -34,21 +33,14 @@ def _requested(params: dict[str, Any]) -> str:
 
 
 class RequestGate(TargetWatch):
-    """Deciding the paused requests (`NetworkGuard` is one)."""
+    """Deciding the paused requests (a mixin of `NetworkGuard`, which sets its state up)."""
 
-    def __init__(
-        self,
-        policy: UrlPolicy,
-        *,
-        notice: Callable[[str], None] | None = None,
-        owners: TabOwners | None = None,
-    ) -> None:
-        super().__init__(policy, notice=notice, owners=owners)
-        self.effects = EffectGate()
-        self._told: dict[str, asyncio.Event] = {}
-        """The windows of the inputs the guard let go, and the requests held in them (effects.py)."""
-        self.paused = 0
-        """Requests decided so far (for bench/network.py)."""
+    effects: EffectGate
+    """The windows of the inputs the guard let go, and the requests held in them (effects.py)."""
+    _told: dict[str, asyncio.Event]
+    """Per tab: set when the guard's word about its input came (`_decide_when_told` waits for it)."""
+    paused: int
+    """Requests decided so far (for bench/network.py)."""
 
     async def _request(self, params: dict[str, Any], session: str | None) -> None:
         cdp = self._cdp
