@@ -148,3 +148,16 @@ def test_no_import_circle() -> None:
             visit(name)
     named = [" -> ".join(m.removeprefix("browser_copilot.") for m in c) for c in circles]
     assert named == [], f"import circles: {named}"
+
+
+def test_no_asyncio_wait_for_in_the_sources() -> None:
+    """On Python 3.11 `asyncio.wait_for` can swallow a cancellation that comes as its awaitable finishes
+    (fixed in 3.12): the live view's picture loop went on after its cancellation and the server's shutdown
+    waited for it for ever. `async with asyncio.timeout(...)` does not."""
+    found = [
+        f"{path.relative_to(PACKAGE)}:{n}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), start=1)
+        if "asyncio.wait_for(" in line
+    ]
+    assert found == []

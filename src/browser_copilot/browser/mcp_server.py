@@ -289,7 +289,8 @@ class McpConnection:
         self.spec.stderr_log.parent.mkdir(parents=True, exist_ok=True)
         self._task = asyncio.create_task(self._run(), name="mcp-session")
         try:
-            await asyncio.wait_for(self._ready.wait(), self._start_timeout)
+            async with asyncio.timeout(self._start_timeout):
+                await self._ready.wait()
         except TimeoutError:
             await self.close()
             raise McpStartError(
@@ -367,7 +368,8 @@ class McpConnection:
         task, self._task = self._task, None
         if task is not None and not task.done():
             try:
-                await asyncio.wait_for(asyncio.shield(task), 10.0)
+                async with asyncio.timeout(10.0):
+                    await asyncio.shield(task)
             except TimeoutError:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

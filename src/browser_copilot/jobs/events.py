@@ -80,7 +80,8 @@ class EventPublisher:
 
     async def __aexit__(self, *_: object) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.flush(), 10)
+            async with asyncio.timeout(10):
+                await self.flush()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

@@ -151,7 +151,8 @@ class Judge:
         messages = [SystemMessage(judge_prompt()), HumanMessage(judge_request(facts))]
         self.calls += 1
         try:
-            answer = await asyncio.wait_for(self.llm.ainvoke(messages), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                answer = await self.llm.ainvoke(messages)
             verdict = parse_verdict(str(answer.content))
         except TimeoutError:
             return self._closed(fallback, f"the judge did not answer within {self.timeout:.0f} s")

@@ -100,7 +100,8 @@ class CdpConnection:
         self._pending[ident] = future
         try:
             await self._ws.send_str(self._message(ident, method, params, session))
-            answer = await asyncio.wait_for(future, timeout)
+            async with asyncio.timeout(timeout):
+                answer = await future
         except (aiohttp.ClientError, ConnectionError, RuntimeError) as exc:
             raise CdpError(f"{method}: {exc}") from exc
         except TimeoutError:

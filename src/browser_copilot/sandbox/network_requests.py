@@ -216,7 +216,8 @@ class RequestGate(TargetWatch):
         tab = target.tab or target.id
         told = self._told.setdefault(tab, asyncio.Event())
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(told.wait(), _WAIT_FOR_WINDOW)
+            async with asyncio.timeout(_WAIT_FOR_WINDOW):
+                await told.wait()
         if cdp is not self._cdp:
             return
         try:

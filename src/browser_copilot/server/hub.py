@@ -117,7 +117,8 @@ class Hub:
             return
         changed = self._changed
         try:
-            await asyncio.wait_for(changed.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await changed.wait()
         except TimeoutError:
             return
 

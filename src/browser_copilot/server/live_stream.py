@@ -271,7 +271,8 @@ class Stream:
         or once every `STILL_PICTURE` seconds; only a changed picture goes out."""
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), STILL_PICTURE)
+                async with asyncio.timeout(STILL_PICTURE):
+                    await self._changed.wait()
             self._changed.clear()
             if time.monotonic() - self._last_frame < STILL_PICTURE:
                 continue  # the screencast shows it
