@@ -18,7 +18,7 @@ import pytest
 from browser_copilot.browser.launcher import LaunchedBrowser, profile_holder
 from browser_copilot.llm.tokens import count_tokens
 from tests.conftest import start_browser
-from tests.support.app import ROOT, App, app_env, run_app
+from tests.support.app import ROOT, App, app_env, launch_endpoint, run_app
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import alive, pids_mentioning
@@ -139,7 +139,7 @@ def test_a_browser_the_app_launched_is_closed_when_it_exits(
 ) -> None:
     env = app_env(
         tmp_path / "data",
-        CDP_ENDPOINT="http://127.0.0.1:9",
+        CDP_ENDPOINT=launch_endpoint(),
         BROWSER_AUTO_LAUNCH="true",
         BROWSER_EXECUTABLE=str(chromium_executable),
         BROWSER_HEADLESS="true",
@@ -208,7 +208,7 @@ def launching_env(tmp_path: Path, chromium_executable: Path) -> dict[str, str]:
     """Nothing answers at the endpoint, so the app launches a headless browser of its own."""
     return app_env(
         tmp_path / "data",
-        CDP_ENDPOINT="http://127.0.0.1:9",
+        CDP_ENDPOINT=launch_endpoint(),
         BROWSER_AUTO_LAUNCH="true",
         BROWSER_EXECUTABLE=str(chromium_executable),
         BROWSER_HEADLESS="true",
@@ -425,7 +425,7 @@ def test_a_locked_profile_names_the_process_holding_it_in_one_line(
         assert lock.pid == holder.pid and lock.headless and lock.port is None
         env = app_env(
             tmp_path / "data",
-            CDP_ENDPOINT="http://127.0.0.1:9",
+            CDP_ENDPOINT=launch_endpoint(),
             BROWSER_AUTO_LAUNCH="true",
             BROWSER_EXECUTABLE=str(chromium_executable),
             BROWSER_PROFILE_DIR=str(profile),

@@ -14,6 +14,7 @@ from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.errors import BrowserUnavailable, McpUnavailable
 from tests.conftest import ROOT, make_settings, start_browser
+from tests.support.app import launch_endpoint
 from tests.support.processes import alive, pids_mentioning
 from tests.support.waiting import async_wait_until
 
@@ -112,7 +113,7 @@ async def test_a_browser_the_app_launched_is_relaunched_and_closed_at_the_end(
 ) -> None:
     settings = make_settings(
         tmp_path,
-        cdp_endpoint="http://127.0.0.1:9",
+        cdp_endpoint=launch_endpoint(),
         browser_auto_launch=True,
         browser_executable=chromium_executable,
         browser_headless="true",
@@ -139,7 +140,7 @@ async def test_keep_open_leaves_the_launched_browser_running(
 ) -> None:
     settings = make_settings(
         tmp_path,
-        cdp_endpoint="http://127.0.0.1:9",
+        cdp_endpoint=launch_endpoint(),
         browser_auto_launch=True,
         browser_executable=chromium_executable,
         browser_headless="true",

@@ -13,9 +13,17 @@ from typing import Any
 
 import pexpect
 
+from tests.support.ports import free_port
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def launch_endpoint() -> str:
+    """A `CDP_ENDPOINT` where nothing answers yet, for a test whose app launches its own browser there (it
+    takes the endpoint's port). Never port 9: the tests that need a port nothing answers on use that one,
+    and a browser launched on it meanwhile answered them (HTTP 404) in a parallel run."""
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def app_env(data_dir: Path, **settings: str) -> dict[str, str]:

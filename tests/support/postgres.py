@@ -12,7 +12,6 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -22,6 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.support.ports import free_port
 from tests.support.waiting import wait_until
 
 HOW_TO_INSTALL = (
@@ -49,12 +49,6 @@ def find_bin_dir() -> Path | None:
         if candidate and (Path(candidate) / "initdb").is_file() and (Path(candidate) / "pg_ctl").is_file():
             return Path(candidate)
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class LocalPostgres:

@@ -200,6 +200,7 @@ class Stream:
         """A screencast frame waiting for its turn (and its number, acknowledged when it is sent)."""
         self._timer: asyncio.TimerHandle | None = None
         self._naming: asyncio.Task[None] | None = None
+        self._name_again = False
         self._stuck = False
         self.gone = False
 
@@ -382,14 +383,21 @@ class Stream:
         self._changed.set()
 
     async def _name(self) -> None:
-        """The tab's title and address, asked of the browser (a title change sends no event)."""
-        with contextlib.suppress(CdpError):
-            info = (await self.cdp.send("Target.getTargetInfo", {"targetId": self.target}))["targetInfo"]
-            self.named(str(info.get("url") or ""), str(info.get("title") or ""))
+        """The tab's title and address, asked of the browser (a title change sends no event); asked again
+        when the page changed meanwhile (a title asked at the navigation is often not parsed yet)."""
+        while True:
+            self._name_again = False
+            with contextlib.suppress(CdpError):
+                info = (await self.cdp.send("Target.getTargetInfo", {"targetId": self.target}))["targetInfo"]
+                self.named(str(info.get("url") or ""), str(info.get("title") or ""))
+            if not self._name_again:
+                return
 
     def _ask_name(self) -> None:
         if self._naming is None or self._naming.done():
             self._naming = asyncio.create_task(self._name())
+        else:
+            self._name_again = True
 
     def named(self, url: str, title: str) -> None:
         """The tab's address or title changed (the browser's target events)."""

@@ -1,0 +1,11 @@
+"""A port on 127.0.0.1 that nothing listens on (the OS's pick: free when asked)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
