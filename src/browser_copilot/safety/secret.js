@@ -1,5 +1,5 @@
 // Is this field a secret (F47)? Recognised by what it IS, never by a substring of its label: a
-// password input; an autocomplete token for passwords, one-time codes or card data; a name/id whose
+// password input; a field drawn masked; an autocomplete token for passwords, one-time codes or card data; a name/id whose
 // tokens are exactly such a thing (`otp`, `cvv`, `card_number`...); a short numeric code field
 // (inputmode numeric or type tel/number with a maxlength of 4-8, or one of a row of 1-character boxes)
 // of a form that asks for nothing else. Shared by the observation extractor and the in-page guard.
@@ -7,6 +7,10 @@
   if (!el || (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA')) return false;
   const type = (el.getAttribute('type') || 'text').toLowerCase();
   if (type === 'password') return true;
+  // A text field the page draws masked (-webkit-text-security), as some banks' PIN and password fields.
+  const view = el.ownerDocument && el.ownerDocument.defaultView;
+  const style = view && view.getComputedStyle ? view.getComputedStyle(el) : null;
+  if (style && ['disc', 'circle', 'square'].includes(style.webkitTextSecurity)) return true;
   if (['hidden', 'submit', 'button', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'date',
     'datetime-local', 'month', 'week', 'time', 'email', 'url', 'search'].includes(type)) return false;
   const auto = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);

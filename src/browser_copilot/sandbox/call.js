@@ -247,7 +247,7 @@ async (page, config) => {
     if (name === 'upload' && (!files.length || files.some((f) => !(config.uploads || []).includes(f)))) {
       throw new Error('Only files the user named can be uploaded: use the upload_file tool.');
     }
-    const ask = { op: 'preflight', kind, key, text: name === 'type' ? text : undefined };
+    const ask = { op: 'preflight', kind, key, text: name === 'type' ? text : undefined, values: name === 'select' ? a.args[0] : undefined };
     let out = await preflight(p, null, { ...ask, ...(await refOf(target, Date.now() + timeoutOf(o))), here: true }, action);
     if (out.elsewhere) {
       const spot = await mark(target, o);

@@ -12,7 +12,9 @@ a write whose path or body names an order, a payment, a message sent...) is *hel
 window that was not approved and whose control was not judged to do that very thing: refused before
 it leaves (fail closed: nothing reaches the site), with a card made from the request itself, and the
 input that caused it is done again, once, if the user says /yes (`HeldRequest.action`). A reload or a
-history step that would send a form again is held the same way. Requests the page sends by itself,
+history step that would send a form again is held the same way, and so is a form submitted by an input
+that pressed no control (a choice, a text or a tick whose page submits the form when it changes: the
+guard judged the input, not the form). Requests the page sends by itself,
 outside any window (heartbeats, autosave, its analytics), are its own: the model's code cannot cause
 them (it holds no timers, listeners or page code), and asking about them would teach "yes".
 
@@ -36,6 +38,9 @@ TAIL_SECONDS = 2.0
 
 Allowed = Literal["structure", "judged", "approved"]
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_OWN_KINDS = frozenset({"navigate", "upload"})
+"""Windows whose form submission is their own doing: a navigation (judged as the address, or sent again:
+held as that) and an upload of a file the user named (a form that sends it as it is chosen)."""
 _SECRET_KEYS = ("pass", "pwd", "otp", "pin", "cvv", "cvc", "csc", "card", "iban", "token", "secret", "code")
 
 
@@ -54,6 +59,9 @@ class Window:
     context: int | None = None
     """The guard world's execution context in the tab (to tell the running call, `NetworkGuard`)."""
     closes: float | None = None
+    activates: bool = True
+    """The input pressed a control (a button, a link, a form's default button); False: it only changed a
+    field or the view (a text, a choice, a tick, a hover), so a form it submits was never judged."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +184,7 @@ class EffectGate:
             name=str(data["name"])[:80] if isinstance(data.get("name"), str) else None,
             action=action if isinstance(action, dict) else None,
             context=context,
+            activates=data.get("activates") is not False,
         )
         self._windows[tab] = window
         return window
@@ -222,6 +231,9 @@ class EffectGate:
         again = (window.action or {}).get("name") in ("reload", "goBack", "goForward")
         if found is None and again and document and verb not in _READS:
             found = ("submit", "would send a form again")
+        submitted = document and verb not in _READS and not window.activates
+        if found is None and submitted and window.kind not in _OWN_KINDS:
+            found = ("submit", "would submit a form its input did not press")
         parts = urlsplit(url)
         if (
             found is None

@@ -12,7 +12,8 @@
 // this world has), with how it was allowed.
 // Called with { op: 'preflight' | 'aim' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner'
 // | 'verdicts', ... }. Evaluated once per document (world.js installs it); the ops are the function it
-// returns. __POLICY__, __FACTS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are filled in (guard.py).
+// returns. __CONTROLS__, __POLICY__, __FACTS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are filled in
+// (guard.py).
 (() => {
   let classifier = null;
   const classify = (facts) => (classifier || (classifier = __POLICY__))(facts);
@@ -22,10 +23,28 @@
   const isSecret = (el) => {
     if (!el || el.nodeType !== 1) return false;
     if (wasSecret.has(el)) return true;
-    if (!secretNow(el)) return false;
+    if (!secretNow(el) && !revealedIn(el)) return false;
     wasSecret.add(el);
     return true;
   };
+  // A "show password" toggle makes the field type=text, or puts a text field with its value in its place:
+  // the field, or the value, is remembered as it changes, whenever that is (before any look of this
+  // world at it). A field holding a remembered value is secret.
+  const revealed = new Set();
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === 'attributes') {
+        if (String(r.oldValue).toLowerCase() === 'password') wasSecret.add(r.target);
+        continue;
+      }
+      for (const n of r.removedNodes) {
+        if (n.nodeType !== 1) continue;
+        const gone = n.tagName === 'INPUT' ? [n] : n.querySelectorAll('input[type=password i]');
+        for (const i of gone) if (secretNow(i) && i.value) revealed.add(i.value);
+      }
+    }
+  }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['type'], attributeOldValue: true });
+  const revealedIn = (el) => revealed.size > 0 && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && revealed.has(el.value);
   const F = (__FACTS__)(isSecret);
   const { ACTIONABLE, clean, textOf, closestDeep, deepQuery, isField, factsOf, detailsOf, nameOf } = F;
   const used = new Set();  // one-time permissions already spent in this document
@@ -105,75 +124,8 @@
     }
     return { el: null };
   };
-  // ----- what the input would activate ------------------------------------------------------------
-  const KEYS_THAT_ACT = new Set(['Enter', 'NumpadEnter']);
-  const textField = (el) => !!el && (el.isContentEditable || el.tagName === 'TEXTAREA' || (isField(el) && el.tagName !== 'SELECT'
-    && !['checkbox', 'radio', 'file', 'range', 'color'].includes((el.getAttribute('type') || '').toLowerCase()))
-    || el.getAttribute('role') === 'textbox' || el.getAttribute('role') === 'searchbox');
-  const keyName = (key) => String(key || '').split('+').pop();
-  const SUBMITS = 'button[type=submit], button:not([type]), input[type=submit], input[type=image]';
-  // A pointer press on `el`: the control it activates, or null (the page's background, a container).
-  const pressed = (el) => {
-    const target = isField(el) ? el : closestDeep(el, ACTIONABLE) || el;
-    if (target.tagName === 'LABEL' && isField(target.control)) return target.control;
-    const doc = target.ownerDocument;
-    if (target === el && !target.matches(ACTIONABLE) && (target === doc.documentElement || target === doc.body
-      || target.querySelector(`${ACTIONABLE}, form, input, select, textarea`))) return null;
-    return target;
-  };
-  // The button a message field's Enter stands for: its form's submit button, else the first button after
-  // it in its form, dialog or section (a chat composer's "Send").
-  const sendControl = (field) => {
-    const form = field.form || field.closest('form');
-    const submit = form && form.querySelector(SUBMITS);
-    if (submit) return submit;
-    let box = form || closestDeep(field, 'dialog, [role=dialog], section, article, [role=region], footer, aside');
-    for (let up = field.parentElement, n = 0; !box && up && n < 4; up = up.parentElement, n += 1) {
-      if (up.querySelector('button, [role=button], input[type=button]') !== null) box = up;
-    }
-    if (!box) return null;
-    const buttons = [...box.querySelectorAll('button, [role=button], input[type=button], input[type=submit]')];
-    return buttons.find((b) => field.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING) || null;
-  };
-  // A key pressed in `el`: Enter submits the form of a one-line field (its default button) or sends a
-  // message field; Enter or Space activates a focused button, link or box; other keys only type.
-  const keyed = (el, key) => {
-    const name = keyName(key);
-    // Focus inside a closed shadow root shows only its host: what the key reaches there is unseen.
-    if ((KEYS_THAT_ACT.has(name) || name === ' ' || name === 'Space') && closedHost(el)) return el;
-    if (KEYS_THAT_ACT.has(name)) {
-      if (textField(el)) {
-        const multiline = el.isContentEditable || el.tagName === 'TEXTAREA';
-        const form = el.form || el.closest('form');
-        if (form && !multiline) return form.querySelector(SUBMITS) || implicitSubmit(form);
-        return sendControl(el);
-      }
-      return closestDeep(el, ACTIONABLE) || (isField(el) ? el : null);
-    }
-    if ((name === ' ' || name === 'Space') && !textField(el)) return closestDeep(el, ACTIONABLE) || (isField(el) ? el : null);
-    return null;
-  };
-  // A form without a submit button is submitted by Enter when it has one text field only.
-  const implicitSubmit = (form) => {
-    const fields = [...form.querySelectorAll('input')].filter((i) => textField(i));
-    return fields.length === 1 ? form : null;
-  };
-  // A drop's target: the nearest control, else the nearest element with a short name of its own.
-  const dropped = (el) => {
-    const control = closestDeep(el, ACTIONABLE);
-    if (control) return control;
-    for (let n = el, up = 0; n && up < 6; n = n.parentElement, up += 1) {
-      const own = n.getAttribute('aria-label') || n.getAttribute('title') || textOf(n, 80);
-      if (own && own.length <= 60) return n;
-    }
-    return el;
-  };
-  // Facts of a form submitted without a button (Enter in its one field): named by its heading.
-  const factsFor = (control) => {
-    if (control.tagName !== 'FORM') return factsOf(control);
-    const facts = factsOf(control);
-    return { ...facts, tag: 'button', role: 'button', type: 'submit', name: F.headingOf(control) || clean(control.getAttribute('aria-label'), 80) };
-  };
+  // ----- what the input would activate (controls.js) ------------------------------------------------
+  __CONTROLS__
 
   // ----- deciding ---------------------------------------------------------------------------------
   const allowedBy = (control, facts, allow) => {
@@ -191,14 +143,16 @@
   };
   const tokenOf = (args) => args.token || (args.allow && args.allow.token) || null;
   // The network policy learns that this action's window opens (only this world has the binding).
-  const signal = (args, how, verdict, facts) => {
+  // `activates`: the input presses a control (a button, a link, a form's default button); a choice, a
+  // text, a tick or a hover only changes a field or the view, and a form it submits was not judged.
+  const signal = (args, how, verdict, facts, activates) => {
     if (!args.signal || typeof __bcEffect !== 'function') return;
     __bcEffect(JSON.stringify({ ...args.signal, allowed: how, token: how === 'allow' ? tokenOf(args) : null,
-      category: verdict ? verdict.category : null, name: facts ? clean(facts.name, 80) : null }));
+      category: verdict ? verdict.category : null, name: facts ? clean(facts.name, 80) : null, activates }));
   };
-  const go = (args, how, verdict, facts, more = {}) => {
-    signal(args, how, verdict, facts);
-    return { ok: true, allowed: how, token: how === 'allow' ? tokenOf(args) : null, category: verdict ? verdict.category : null, ...more };
+  const go = (args, how, verdict, facts, more = {}, activates = false) => {
+    signal(args, how, verdict, facts, activates);
+    return { ok: true, allowed: how, token: how === 'allow' ? tokenOf(args) : null, category: verdict ? verdict.category : null, activates, ...more };
   };
   const TYPING = new Set(['fill', 'type']);
   const typesInto = (kind, key) => TYPING.has(kind) || (kind === 'key' && (keyName(key).length === 1
@@ -240,38 +194,29 @@
       .map((a) => ` ${a}="${clean(el.getAttribute(a), 40)}"`).join('');
     return `<${tag}${attrs}>…</${tag}>`;
   };
-  // Enter in a message field of no form, with no send button beside it (a chat that sends over its own
-  // socket, where no request can be held): what it holds may be sent. Not judged by its words (a field's
-  // label names the field): the judge looks, with the field and its surroundings.
-  const composer = (at, key) => {
-    if (!KEYS_THAT_ACT.has(keyName(key)) || !textField(at) || at.form || at.closest('form')) return null;
-    const text = at.isContentEditable ? at.innerText : at.value;
-    if (!text || !text.trim() || at.getAttribute('type') === 'search' || at.getAttribute('role') === 'searchbox') return null;
-    const facts = { ...factsOf(at), tag: 'button', role: 'button', name: clean(`Enter in "${F.labelOf(at) || nameOf(at)}"`, 80), message: true };
-    return { control: at, facts, verdict: { destructive: false, judge: true, category: 'send', reason: 'Enter in a message field may send what it holds' } };
-  };
   const judge = (args, at, kind) => {
     const key = args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : '');
     const control = kind === 'press' || kind === 'drag' ? pressed(at) : kind === 'drop' ? dropped(at)
-      : kind === 'key' || kind === 'type' ? keyed(at, key) : null;
+      : kind === 'key' || kind === 'type' ? keyed(at, key) : kind === 'select' ? choice(at, args.values) : null;
     // A replay after the user's /yes (app code only) opens an approved window even for a plain input.
     const plain = args.approve ? 'allow' : 'structure';
-    const unseen = !control && (kind === 'key' || kind === 'type') ? composer(at, key) : null;
+    const unseen = !control && (kind === 'key' || kind === 'type') ? composer(at, key) || (kind === 'key' ? shortcut(at, key) : null) : null;
     if (unseen) {
-      if (allowedBy(unseen.control, unseen.facts, args.allow)) return { how: 'allow', verdict: unseen.verdict, facts: unseen.facts };
+      if (allowedBy(unseen.control, unseen.facts, args.allow)) return { how: 'allow', verdict: unseen.verdict, facts: unseen.facts, acts: true };
       return unseen;
     }
     if (!control) return { how: plain };
-    const facts = factsFor(control);
+    const facts = control.tagName === 'OPTION' ? optionFacts(at, control) : factsFor(control);
     if (!facts.name && closedHost(control)) facts.opaque = true;
     facts.input = kind;
     const verdict = classify(facts);
     // The consent banner's least choice is not the judge's to look at (its words are still the rules':
     // a bait layer's "Delete my account" stays held).
     const least = bannerChoice && bannerChoice.isConnected && (control === bannerChoice || bannerChoice.contains(control));
-    if (least && !verdict.destructive) return { how: plain, verdict: { ...verdict, judge: false, reason: "the consent banner's least choice" }, facts };
-    if (!verdict.destructive && !verdict.judge) return { how: plain, verdict, facts };
-    if (allowedBy(control, facts, args.allow)) return { how: 'allow', verdict, facts };
+    const acts = control.tagName === 'OPTION' || !isField(control);
+    if (least && !verdict.destructive) return { how: plain, verdict: { ...verdict, judge: false, reason: "the consent banner's least choice" }, facts, acts };
+    if (!verdict.destructive && !verdict.judge) return { how: plain, verdict, facts, acts };
+    if (allowedBy(control, facts, args.allow)) return { how: 'allow', verdict, facts, acts };
     return { control, verdict, facts };
   };
   // The form an input would send: a submit button's, or the field's for Enter. Sent while a password,
@@ -311,8 +256,6 @@
     const name = isField(at) ? F.labelOf(at) : nameOf(at);
     return [clean(role, 20), clean(name, 80)];
   };
-  const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
-    && !(el.textContent || '').trim() && el.getClientRects().length > 0;
   const preflight = (args) => {
     const found = receiver(args);
     if (found.lost || found.elsewhere || found.descend || found.intercepted) return found;
@@ -346,7 +289,7 @@
     if (drop && drop.el && !args.approve) drop.el.setAttribute('data-bc-drop', id);
     if (!decided.control) {
       const more = args.kind === 'upload' ? uploadInto(at) : {};
-      return go(args, decided.how, decided.verdict, decided.facts, { ...more, what: whatOf(decided.facts, at) });
+      return go(args, decided.how, decided.verdict, decided.facts, { ...more, what: whatOf(decided.facts, at) }, !!decided.acts);
     }
     decided.control.setAttribute('data-bc-held', id);
     return { held: { id, kind: args.kind, facts: decided.facts, verdict: decided.verdict, ...detailsOf(decided.control, decided.verdict, decided.facts) } };
@@ -449,7 +392,7 @@
       }
     };
     for (const win of windows()) walk(win.document);
-    return found.slice(0, 50);
+    return [...found, ...revealed].slice(0, 50);
   };
 
   const warm = () => { try { classify({ tag: 'button', role: 'button', name: '', lang: document.documentElement.lang || null }); } catch (e) { /* at first use */ } };
@@ -463,7 +406,7 @@
         if (entry && !(args.allow && (args.allow.names || []).includes(String(args.url).toLowerCase()))) return { held: entry };
         return go(args, entry ? 'allow' : 'structure');
       }
-      case 'window': return go(args, args.allowed || 'structure', args.category ? { category: args.category } : null, null);
+      case 'window': return go(args, args.allowed || 'structure', args.category ? { category: args.category } : null, null, {}, !!args.activates);
       case 'allow': {
         const allow = args.allow;
         for (const n of allow.numbers || []) {

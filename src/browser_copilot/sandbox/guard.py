@@ -31,11 +31,12 @@ from browser_copilot.scripts import script_source
 
 @cache
 def guard_template() -> str:
-    """guard.js with the facts, the classifier, the secret-field test and the consent-banner chooser in
-    it, and `__LEXICON__` left for the phrase table."""
+    """guard.js with what an input activates (controls.js), the facts, the classifier, the secret-field
+    test and the consent-banner chooser in it, and `__LEXICON__` left for the phrase table."""
     body = script_source("browser_copilot.sandbox", "guard.js")
     return (
-        body.replace("__FACTS__", script_source("browser_copilot.safety", "facts.js").strip())
+        body.replace("__CONTROLS__", script_source("browser_copilot.sandbox", "controls.js").strip())
+        .replace("__FACTS__", script_source("browser_copilot.safety", "facts.js").strip())
         .replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js").strip())
         .replace("__COOKIE_WORDS__", cookie_words())
         .replace("__POLICY__", policy_template())

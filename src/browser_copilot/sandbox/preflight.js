@@ -39,7 +39,7 @@
         at = child;
         continue;
       }
-      if (own && out.ok) await guard.page(p, { op: 'window', signal: sig, allowed: out.allowed, token: out.token, category: out.category });
+      if (own && out.ok) await guard.page(p, { op: 'window', signal: sig, allowed: out.allowed, token: out.token, category: out.category, activates: out.activates });
       return { ...out, frame: at };
     }
     throw new Error('the input would reach too deep a nest of frames; nothing was done');
