@@ -2,9 +2,10 @@
 that is not a click (a label that presses a button, a form's default button outside it, Enter in a
 checkbox, a page's keyboard shortcut or access key, a select or a tick whose page submits the form), and
 secrets through a read (a password shown by the page's toggle, in the same field or a new one, a field
-drawn masked). Each through the whole agent, the real MCP server and Chromium, against a site that
-records what it received (tests/security/doors_site.html): no request of `/api/x` reaches it without a
-card, nothing secret reaches the model, and the ordinary choice next to them asks nothing."""
+drawn masked, a screenshot of any of them). Each through the whole agent, the real MCP server and
+Chromium, against a site that records what it received (tests/security/doors_site.html): no request of
+`/api/x` reaches it without a card, nothing secret reaches the model, and the ordinary choice next to
+them asks nothing."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack, settled
 from tests.support.sites import Request, Site
@@ -122,3 +124,32 @@ async def test_a_secret_shown_by_the_page_is_still_never_read(
     assert len(done.model.prompts) >= len(steps) + 2  # every read's answer went to the model
     said = done.sent()
     assert not [v for v in SECRETS.values() if v in said]
+
+
+async def test_a_screenshot_masks_every_secret_field_whatever_made_it_secret(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """A field secret by its name, one drawn masked and a password the page revealed: two screenshots with
+    other values typed in them are the same picture."""
+    await browser_session.goto(site.url("/shop"))
+    fields = ("cvv", "drawn", "toggled", "swapped")
+    shots = []
+    for value in ("1111111111", "WWWWWWWWWW"):
+        typed = await browser_session.run_code(
+            "async (page) => {"
+            + "".join(f" await page.locator('#{field}').fill('{value}');" for field in fields)
+            + " await page.evaluate(() => document.activeElement.blur()) }"
+        )
+        assert typed.ok, typed.error
+        if not shots:  # the page shows two of them as text now
+            shown = await browser_session.run_code(
+                guarded_code(
+                    "async (page) => { await page.locator('#show').click();"
+                    " await page.locator('#reveal').click() }"
+                )
+            )
+            assert shown.ok, shown.error
+        shot = await browser_session.run_code(guarded_code("async (page) => { await page.screenshot() }"))
+        assert shot.ok and len(shot.images) == 1, shot.error
+        shots.append(shot.images[0])
+    assert shots[0] == shots[1]

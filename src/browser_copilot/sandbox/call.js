@@ -353,10 +353,13 @@ async (page, config) => {
       if (p === page || !owned.has(p)) throw new Error("Only a tab this task opened can be closed, not the task's own tab.");
       await p.close();
     },
+    // Every secret field the guard knows (it marks them as it looks now: a revealed password, a field
+    // secret by its name) is masked, in every frame.
     async screenshot(target, o) {
       const p = typeof target.mainFrame === 'function' ? target : target.page();
-      const secret = p.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret]');
-      const shot = await target.screenshot({ type: 'jpeg', quality: 70, fullPage: !!o.fullPage, mask: [secret], timeout: timeoutOf(o) });
+      await seeSecrets();
+      const secret = p.frames().map((f) => f.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret]'));
+      const shot = await target.screenshot({ type: 'jpeg', quality: 70, fullPage: !!o.fullPage, mask: secret, timeout: timeoutOf(o) });
       images.push(shot.toString('base64'));
       return { screenshot: images.length, bytes: shot.length };
     },

@@ -383,11 +383,15 @@
   };
 
   // The values of secret fields (open shadow roots included): the app masks them in whatever comes back.
+  // Each secret field is marked `data-bc-secret`, which a screenshot masks, whatever made it secret.
   const secretValues = () => {
     const found = [];
     const walk = (root) => {
       for (const el of root.querySelectorAll('*')) {
-        if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el) && el.value) found.push(el.value);
+        if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
+          if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
+          if (el.value) found.push(el.value);
+        }
         if (el.shadowRoot) walk(el.shadowRoot);
       }
     };
