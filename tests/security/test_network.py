@@ -490,6 +490,12 @@ def test_the_rule_in_pieces() -> None:
     assert "not on the allowed list" in (policy.problem("https://evil.test/") or "")
     policy.forbid("http://127.0.0.1:9222")
     assert policy.forbidden("http://localhost:9222/json") and not policy.forbidden("http://localhost:9223/")
+    # This machine however it is named: a name under localhost, 127/8, IPv4-mapped, unspecified.
+    for name in ("app.localhost", "127.0.0.2", "[::ffff:7f00:1]", "[::1]", "0.0.0.0", "[::]", "LOCALHOST."):
+        assert policy.forbidden(f"http://{name}:9222/json"), name
+    assert not policy.forbidden("http://localhost.example:9222/") and not policy.forbidden(
+        "http://10.0.0.1:9222/"
+    )
 
 
 async def test_the_guard_covers_a_session_of_its_own(browser_session: BrowserSession) -> None:

@@ -142,3 +142,29 @@ def devtools_get(browser: LaunchedBrowser, path: str) -> bytes:
 
 def devtools_json(browser: LaunchedBrowser, path: str) -> Any:
     return json.loads(devtools_get(browser, path))
+
+
+@pytest.mark.parametrize("host", ["copilot.localhost", "[::ffff:7f00:1]", "LOCALHOST."])
+async def test_the_apps_own_server_is_never_loaded_under_another_name_of_this_machine(
+    browser_session: BrowserSession, own_server: Site, host: str
+) -> None:
+    """The app's server forbids `127.0.0.1:port`; the code names this machine otherwise (Chrome resolves
+    any name under localhost to it). The server receives nothing."""
+    browser_session.url_policy.forbid(own_server.url("/"))
+    try:
+        result = await browser_session.run_code(
+            guarded_code(
+                f"async (page) => {{ const url = 'http://{host}:{own_server.port}/';"
+                " const tab = await page.context().newPage();"
+                " return [await page.goto(url).then(() => 'loaded', (e) => 'refused'),"
+                " await tab.goto(url).then(() => 'loaded', (e) => 'refused')] }"
+            )
+        )
+        assert result.ok, result.error
+        assert own_server.received("GET", "/") == 0, result.value
+        assert any("the app's own server" in r.why for r in browser_session.refusals())
+    finally:
+        browser_session.url_policy.forbidden_origins.remove(f"127.0.0.1:{own_server.port}")
+        await browser_session.run_code(
+            "async (page) => { for (const p of page.context().pages()) if (p !== page) await p.close(); }"
+        )

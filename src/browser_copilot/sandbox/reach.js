@@ -10,7 +10,10 @@ async (page, config, guard, stopWith) => {
   const allow = config.allow;
 
   // ----- the session's tabs ----------------------------------------------------------------------
-  const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0']);
+  // This machine itself, however it is named (urls.py `is_loopback`): localhost and any name under it,
+  // 127/8, ::1 (IPv4-mapped too), the unspecified address.
+  const loopback = (h) => h === 'localhost' || h.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(h)
+    || h === '::1' || h === '0.0.0.0' || h === '::' || /^::ffff:(7f[0-9a-f]{2}:|127\.)/.test(h);
   // A tab of the app's own server (or the browser's DevTools endpoint) is the user's, never the code's.
   const forbidden = (p) => {
     let u;
@@ -20,7 +23,7 @@ async (page, config, guard, stopWith) => {
     return (config.forbidden || []).some((origin) => {
       const at = origin.lastIndexOf(':');
       const h = origin.slice(0, at);
-      return origin.slice(at + 1) === port && (h === host || (LOOPBACK.has(h) && LOOPBACK.has(host)));
+      return origin.slice(at + 1) === port && (h === host || (loopback(h) && loopback(host)));
     });
   };
   const owned = new Set([page]);

@@ -14,7 +14,6 @@ from browser_copilot.config import Settings
 
 _SECOND_LEVEL_WORDS = "co com net org gov edu ac or ne go gob gouv mil nic ltd plc sch nhs gen info biz"
 _SECOND_LEVEL = frozenset(_SECOND_LEVEL_WORDS.split())
-LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 _DIGITS = re.compile(r"\d(?:[\d .-]?\d){9,}")
 """Ten or more digits, allowing single separators: a card, account or phone number."""
 _WORDS = re.compile(r"(?:[A-Za-z]{1,20}|\d{1,6})(?:[-_.+~,](?:[A-Za-z]{1,20}|\d{1,6}))*")
@@ -29,6 +28,22 @@ def is_ip(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def is_loopback(host: str) -> bool:
+    """A name or address of this machine itself: `localhost` and every name under it (Chrome resolves
+    `*.localhost` to the loopback address), any 127/8 or ::1 address (IPv4-mapped too), the unspecified
+    address."""
+    host = host.lower().strip("[]").rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_unspecified
 
 
 def site_of(host: str) -> str:
@@ -117,7 +132,8 @@ class UrlPolicy:
     """When set, only these domains (and their subdomains)."""
     blocked: tuple[str, ...] = ()
     forbidden_origins: list[str] = field(default_factory=list)
-    """`http://host:port` origins no agent tab may load; loopback names count as one host."""
+    """`http://host:port` origins no agent tab may load; every loopback name and address counts as one
+    host (`is_loopback`)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> UrlPolicy:
@@ -139,7 +155,7 @@ class UrlPolicy:
             return False
         for origin in self.forbidden_origins:
             their_host, _, their_port = origin.rpartition(":")
-            same = host == their_host or (host in LOOPBACK and their_host in LOOPBACK)
+            same = host == their_host or (is_loopback(host) and is_loopback(their_host))
             if same and str(port) == their_port:
                 return True
         return False
@@ -252,7 +268,7 @@ def ws_rules(policy: UrlPolicy, sites: set[str]) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = []
     for origin in policy.forbidden_origins:
         host, _, port = origin.rpartition(":")
-        hosts = LOOPBACK - {"::1"} if host in LOOPBACK else {host}
+        hosts = {"{*.}?localhost", "127.0.0.1", "0.0.0.0"} if is_loopback(host) else {host}
         rules += [{"urlPattern": f"ws{{s}}?://{h}:{port}/*", **_BLOCK_WS} for h in sorted(hosts)]
     for domain in policy.blocked:
         rules.append({"urlPattern": f"ws{{s}}?://{{*.}}?{domain.lstrip('*.')}:*/*", **_BLOCK_WS})
@@ -276,7 +292,6 @@ def blank(url: str) -> bool:
 
 
 __all__ = [
-    "LOOPBACK",
     "NEW_TAB",
     "Refusal",
     "Request",
@@ -284,6 +299,7 @@ __all__ = [
     "blank",
     "carried_data",
     "is_ip",
+    "is_loopback",
     "named_sites",
     "origin_of",
     "refusal_note",
