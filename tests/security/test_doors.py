@@ -56,6 +56,7 @@ WAYS = {
     "Enter in a checkbox": "async (page) => { await page.locator('#gift').press('Enter') }",
     "the page's Delete shortcut": "async (page) => { await page.keyboard.press('Delete') }",
     "the page's # shortcut": "async (page) => { await page.keyboard.press('#') }",
+    "the # shortcut typed": "async (page) => { await page.keyboard.type('#') }",
     "an access key": "async (page) => { await page.keyboard.press('Alt+k') }",
     "a select that acts when it changes": (
         "async (page) => { await page.getByLabel('Bulk action').selectOption('Remove selected') }"

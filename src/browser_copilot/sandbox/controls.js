@@ -81,6 +81,13 @@
     const facts = { ...factsOf(at), tag: 'button', role: 'button', name: clean(`the key ${key}${where ? ` in "${where}"` : ''}`, 80) };
     return { control: at, facts, verdict: { destructive: false, judge: true, category: 'submit', reason: 'a key the page may take as a shortcut' } };
   };
+  // Text typed where the focus is not a text field: each of its keys may be a page's shortcut.
+  const typedOutside = (at, text) => {
+    if (!text || textField(at) || !/[^\s]/.test(text)) return null;
+    const found = shortcut(at, text.trim()[0]);
+    if (found) found.facts.name = clean(`typing "${text.slice(0, 30)}" outside a text field`, 80);
+    return found;
+  };
   // A drop's target: the nearest control, else the nearest element with a short name of its own.
   const dropped = (el) => {
     const control = closestDeep(el, ACTIONABLE);

@@ -200,7 +200,8 @@
       : kind === 'key' || kind === 'type' ? keyed(at, key) : kind === 'select' ? choice(at, args.values) : null;
     // A replay after the user's /yes (app code only) opens an approved window even for a plain input.
     const plain = args.approve ? 'allow' : 'structure';
-    const unseen = !control && (kind === 'key' || kind === 'type') ? composer(at, key) || (kind === 'key' ? shortcut(at, key) : null) : null;
+    const unseen = !control && (kind === 'key' || kind === 'type')
+      ? composer(at, key) || (kind === 'key' ? shortcut(at, key) : typedOutside(at, args.text)) : null;
     if (unseen) {
       if (allowedBy(unseen.control, unseen.facts, args.allow)) return { how: 'allow', verdict: unseen.verdict, facts: unseen.facts, acts: true };
       return unseen;
