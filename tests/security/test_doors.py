@@ -24,9 +24,18 @@ PAGE = (Path(__file__).parent / "doors_site.html").read_text("utf-8")
 SECRETS = {"toggled": "Zq-toggled-771x", "swapped": "Zq-swapped-772x", "drawn": "Zq-drawn-773x"}
 
 
+FRAMED = """<!doctype html><title>Sign in</title><form><input type=password id=pw aria-label=Password>
+<p id=mirror data-echo=""></p></form><script>document.getElementById('pw').addEventListener('input',
+(e) => document.getElementById('mirror').setAttribute('data-echo', e.target.value));</script>"""
+
+
 def answer(request: Request, port: int) -> str:
     if request.method == "GET" and request.path.split("?")[0] in ("/", "/shop"):
         return PAGE
+    if request.path == "/framed":
+        return FRAMED
+    if request.path == "/with-frame":  # the sign-in form in a frame of another origin
+        return f"<!doctype html><title>Shop</title><h1>Shop</h1><iframe id=f src='http://localhost:{port}/framed'></iframe>"
     return "<!doctype html><title>Done</title><p>ok</p>"
 
 
@@ -154,3 +163,18 @@ async def test_a_screenshot_masks_every_secret_field_whatever_made_it_secret(
         assert shot.ok and len(shot.images) == 1, shot.error
         shots.append(shot.images[0])
     assert shots[0] == shots[1]
+
+
+async def test_a_password_in_a_frame_of_another_origin_is_masked_wherever_the_page_copies_it(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    await browser_session.goto(site.url("/with-frame"))
+    typed = await browser_session.run_code(
+        "async (page) => { await page.frameLocator('#f').locator('#pw').fill('Zq-framed-774x') }"
+    )
+    assert typed.ok, typed.error
+    read = await browser_session.run_code(
+        guarded_code("async (page) => page.frameLocator('#f').locator('#mirror').getAttribute('data-echo')")
+    )
+    assert read.ok, read.error
+    assert "Zq-framed-774x" not in str(read.value) and "<masked>" in str(read.value)

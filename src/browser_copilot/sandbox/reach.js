@@ -108,8 +108,16 @@ async (page, config, guard, stopWith) => {
     const text = mask(JSON.stringify(value));
     try { return JSON.parse(text); } catch (e) { return text; }
   };
+  // The secret values of every document the code may read: each page's (with its same-origin frames)
+  // and each frame of another origin's, whose guard answers for it.
   const seeSecrets = async () => {
-    for (const p of owned) if (!p.isClosed()) note(await guard.page(p, { op: 'secrets' }).catch(() => null));
+    const asked = [];
+    for (const p of owned) {
+      if (p.isClosed()) continue;
+      asked.push(guard.page(p, { op: 'secrets' }));
+      for (const f of p.frames()) if (apart(p, f)) asked.push(guard.frame(f, { op: 'secrets' }));
+    }
+    for (const report of await Promise.all(asked.map((a) => a.catch(() => null)))) note(report);
   };
   // Frames the page's own world cannot reach (another origin, or below one) have a guard of their own.
   const origin = (url) => {
