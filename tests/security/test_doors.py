@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_copilot.browser.guarded import guarded_code
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack, settled
 from tests.support.sites import Request, Site
@@ -178,3 +179,26 @@ async def test_a_password_in_a_frame_of_another_origin_is_masked_wherever_the_pa
     )
     assert read.ok, read.error
     assert "Zq-framed-774x" not in str(read.value) and "<masked>" in str(read.value)
+
+
+async def test_the_observation_masks_a_password_the_page_revealed(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """The look the model gets after its code clicked "Show" (the same field, or a text field in its
+    place) shows no password: the guard marks the fields it knows are secret for every reader."""
+    await browser_session.goto(site.url("/shop"))
+    typed = await browser_session.run_code(
+        "async (page) => {"
+        + "".join(f" await page.locator('#{field}').fill('{value}');" for field, value in SECRETS.items())
+        + " }"
+    )
+    assert typed.ok, typed.error
+    shown = await browser_session.run_code(
+        guarded_code(
+            "async (page) => { await page.locator('#show').click(); await page.locator('#reveal').click() }"
+        )
+    )
+    assert shown.ok, shown.error
+    looked = (await observe(browser_session, full=True)).render()
+    assert "toggled" in looked or "Show" in looked  # the page was looked at
+    assert not [v for v in SECRETS.values() if v in looked], looked

@@ -7,6 +7,9 @@
   if (!el || (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA')) return false;
   const type = (el.getAttribute('type') || 'text').toLowerCase();
   if (type === 'password') return true;
+  // The guard marks a field it knows is secret although it no longer looks it (a password the page's
+  // "show" toggle revealed, or a text field put in its place): every reader takes its word.
+  if (el.hasAttribute('data-bc-secret')) return true;
   // A text field the page draws masked (-webkit-text-security), as some banks' PIN and password fields.
   const view = el.ownerDocument && el.ownerDocument.defaultView;
   const style = view && view.getComputedStyle ? view.getComputedStyle(el) : null;

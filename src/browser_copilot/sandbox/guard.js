@@ -34,7 +34,10 @@
   new MutationObserver((records) => {
     for (const r of records) {
       if (r.type === 'attributes') {
-        if (String(r.oldValue).toLowerCase() === 'password') wasSecret.add(r.target);
+        if (String(r.oldValue).toLowerCase() === 'password') {
+          wasSecret.add(r.target);
+          r.target.setAttribute('data-bc-secret', '');
+        }
         continue;
       }
       for (const n of r.removedNodes) {
