@@ -97,6 +97,17 @@ async def test_an_ordinary_choice_that_reloads_the_page_asks_nothing(
     await async_wait_until(lambda: site.received("GET", "/own/sort?s=p") == 1, what="the sorted page")
 
 
+async def the_user_typed_the_secrets(session: BrowserSession, site: Site) -> None:
+    """The user typed them (the app's own code here, not the model's)."""
+    await session.goto(site.url("/shop"))
+    typed = await session.run_code(
+        "async (page) => {"
+        + "".join(f" await page.locator('#{field}').fill('{value}');" for field, value in SECRETS.items())
+        + " }"
+    )
+    assert typed.ok, typed.error
+
+
 @pytest.mark.parametrize(
     "steps",
     [
@@ -123,14 +134,7 @@ async def test_an_ordinary_choice_that_reloads_the_page_asks_nothing(
 async def test_a_secret_shown_by_the_page_is_still_never_read(
     browser_session: BrowserSession, site: Site, steps: tuple[str, ...]
 ) -> None:
-    # The user typed them (the app's own code here, not the model's).
-    await browser_session.goto(site.url("/shop"))
-    typed = await browser_session.run_code(
-        "async (page) => {"
-        + "".join(f" await page.locator('#{field}').fill('{value}');" for field, value in SECRETS.items())
-        + " }"
-    )
-    assert typed.ok, typed.error
+    await the_user_typed_the_secrets(browser_session, site)
     done = await attack(browser_session, site, *steps)
     assert len(done.model.prompts) >= len(steps) + 2  # every read's answer went to the model
     said = done.sent()
@@ -186,13 +190,7 @@ async def test_the_observation_masks_a_password_the_page_revealed(
 ) -> None:
     """The look the model gets after its code clicked "Show" (the same field, or a text field in its
     place) shows no password: the guard marks the fields it knows are secret for every reader."""
-    await browser_session.goto(site.url("/shop"))
-    typed = await browser_session.run_code(
-        "async (page) => {"
-        + "".join(f" await page.locator('#{field}').fill('{value}');" for field, value in SECRETS.items())
-        + " }"
-    )
-    assert typed.ok, typed.error
+    await the_user_typed_the_secrets(browser_session, site)
     shown = await browser_session.run_code(
         guarded_code(
             "async (page) => { await page.locator('#show').click(); await page.locator('#reveal').click() }"
