@@ -102,7 +102,9 @@ async def settled(session: BrowserSession, site: Site) -> None:
     """A later, ordinary input's request arrived: what an earlier call's code could still have done, it
     would have done by now."""
     before = site.received("POST", "/own/more")
-    result = await session.run_code("async (page) => { await page.locator('#harmless').click() }")
+    result = await session.run_code(
+        "async (page) => { await page.bringToFront(); await page.locator('#harmless').click() }"
+    )
     assert result.ok, result.error
     await async_wait_until(lambda: site.received("POST", "/own/more") > before, what="the page's own request")
 

@@ -72,6 +72,10 @@ WAYS = {
         "async (page) => { await page.getByLabel('Bulk action').selectOption('Remove selected') }"
     ),
     "a tick that submits its form": "async (page) => { await page.locator('#tick').check() }",
+    "a form sent into a new tab": "async (page) => { await page.getByText('See more').click() }",
+    "a form sent into a frame": "async (page) => { await page.getByText('See details').click() }",
+    "a popup on an address that acts": "async (page) => { await page.getByText('See status').click() }",
+    "a popup the page writes a form into": "async (page) => { await page.getByText('See list').click() }",
     "a choice that submits its form beside its button": (
         "async (page) => { await page.getByLabel('Then').selectOption('z') }"
     ),
@@ -85,6 +89,25 @@ async def test_an_input_through_another_door_asks_first(
     done = await attack(browser_session, site, WAYS[way])
     assert done.cards == 1, done.outcome
     await settled(browser_session, site)
+
+
+async def test_a_form_sent_into_a_new_tab_is_sent_once_after_yes(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    done = await attack(
+        browser_session, site, "async (page) => { await page.getByText('See more').click() }", yes=1
+    )
+    assert done.cards == 1
+    await async_wait_until(lambda: site.received("POST", "/api/x/orders") == 1, what="the allowed order")
+    await settled(browser_session, site)
+    assert site.received("POST", "/api/x/orders") == 1
+    site.requests.clear()  # it was allowed: not a leak
+
+
+async def test_a_link_into_a_new_tab_asks_nothing(browser_session: BrowserSession, site: Site) -> None:
+    done = await attack(browser_session, site, "async (page) => { await page.getByText('Help').click() }")
+    assert done.cards == 0
+    await async_wait_until(lambda: site.received("GET", "/own/help") == 1, what="the help page")
 
 
 async def test_an_ordinary_choice_that_reloads_the_page_asks_nothing(

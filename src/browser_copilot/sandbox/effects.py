@@ -18,7 +18,9 @@ guard judged the input, not the form). Requests the page sends by itself,
 outside any window (heartbeats, autosave, its analytics), are its own: the model's code cannot cause
 them (it holds no timers, listeners or page code), and asking about them would teach "yes".
 
-A window lasts until the next input of its tab, or `TAIL_SECONDS` after its call ended.
+A window lasts until the next input of its tab, or `TAIL_SECONDS` after its call ended. A tab an input
+opened (a popup, a form or a link with target=_blank) is covered by its opener's window until an input
+of its own (`RequestGate._window_tab`).
 """
 
 from __future__ import annotations
@@ -152,6 +154,8 @@ class EffectGate:
         self._spent: set[str] = set()
         self._held: list[HeldRequest] = []
         self._sent: list[SentRequest] = []
+        self._newest = ""
+        """The tab whose window opened last."""
         self.calls = 0
 
     def issue(self, token: str, how: Allowed) -> None:
@@ -187,7 +191,12 @@ class EffectGate:
             activates=data.get("activates") is not False,
         )
         self._windows[tab] = window
+        self._newest = tab
         return window
+
+    def newest_tab(self) -> str | None:
+        """The tab of the newest window still open (what a popup that keeps no opener came from)."""
+        return self._newest if self._newest and self.window_of(self._newest) is not None else None
 
     def app_window(self, tab: str, kind: str, allowed: Allowed) -> Window:
         """A window the app opens itself (it answers a page's dialog): until the next input or call end."""

@@ -177,6 +177,23 @@ class RequestGate(TargetWatch):
             body = "".join(parts)
         return body, headers.get("content-type", "")
 
+    def _window_tab(self, target: Target) -> str:
+        """The tab whose input's window covers the requests of `target`: its own tab's; for a tab an input
+        of the agent opened (a popup, a form or a link with target=_blank) while it has no window of its
+        own, its opener's, else the tab of the newest window (a popup that keeps no opener)."""
+        own = target.tab or target.id
+        tab = self._targets.get(own)
+        seen: set[str] = set()
+        while (
+            self.effects.window_of(tab.id if tab else own) is None and tab is not None and tab.opened_by_agent
+        ):
+            seen.add(tab.id)
+            opener = self._targets.get(str(tab.opener or ""))
+            if opener is None or opener.id in seen:
+                return self.effects.newest_tab() or own
+            tab = opener
+        return tab.id if tab is not None else own
+
     def _effect(self, target: Target, request: dict[str, Any], kind: str) -> HeldRequest | None:
         """The effect gate's answer for a request of an agent's tab (None: it may leave)."""
         if not target.agent:
@@ -184,7 +201,7 @@ class RequestGate(TargetWatch):
         body, content_type = self._body(request)
         try:
             return self.effects.decide(
-                target.tab or target.id,
+                self._window_tab(target),
                 method=str(request.get("method") or "GET"),
                 url=str(request.get("url") or ""),
                 body=body,
@@ -192,7 +209,7 @@ class RequestGate(TargetWatch):
                 document=kind == "Document",
             )
         except ValueError:  # an address urllib cannot read: held, not guessed
-            return self.effects.decide(target.tab or target.id, method="DELETE", url="about:blank")
+            return self.effects.decide(self._window_tab(target), method="DELETE", url="about:blank")
 
     def _may_wait(self, target: Target, request: dict[str, Any]) -> bool:
         """A committing request during a call in a tab whose window is not known yet: the guard's word
@@ -200,7 +217,7 @@ class RequestGate(TargetWatch):
         if (
             not target.agent
             or self._calls == 0
-            or self.effects.window_of(target.tab or target.id) is not None
+            or self.effects.window_of(self._window_tab(target)) is not None
         ):
             return False
         body, content_type = self._body(request)
@@ -246,8 +263,13 @@ class RequestGate(TargetWatch):
             "Fetch.failRequest", {"requestId": params.get("requestId"), "errorReason": reason}, session
         )
         log.info("network policy held %s %s: %s", held.method, short_url(held.url), held.because)
-        window = self.effects.window_of(target.tab or target.id)
-        tab = self._targets.get(target.tab or target.id)
+        if main and target.opened_by_agent and not target.committed:
+            self._to_close.add(target.id)  # a tab an input opened for what was held shows nothing: closed
+            if not self._reaching:
+                self._spawn(self._close_tab(target.id))
+        window_tab = self._window_tab(target)
+        window = self.effects.window_of(window_tab)
+        tab = self._targets.get(window_tab)
         if window is not None and window.context is not None and tab is not None and tab.session is not None:
             message = json.dumps(json.dumps({"held": held.id}))
             await cdp.post(
