@@ -8,9 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 from browser_copilot.sandbox.download_events import Download
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -47,6 +44,11 @@ def read_text(download: Download, limit: int = 20_000) -> str:
 
 
 def _pdf_text(path: Path, name: str) -> str:
+    # pypdf is imported when a PDF is read: it is a seventh of what every process of the app imports
+    # at start (chat, run, serve, worker), and most runs never read one.
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         reader = PdfReader(path)
         pages = [page.extract_text() or "" for page in reader.pages[:200]]
