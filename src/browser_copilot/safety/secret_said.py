@@ -25,12 +25,21 @@ _UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
 
 def alternation(by_language: dict[str, list[str]], *, spaced: str, unspaced: str) -> str:
     """The words of every language, longest first; words of scripts written without spaces match inside
-    text (`unspaced` around them), others as whole words (`spaced`)."""
+    text (`unspaced` around them), others as whole words (`spaced`).
+
+    What goes around the words is written once per kind, `unspaced(?:…)|spaced(?:…)`, not once per word:
+    the same pattern, a tenth of the size, compiled in a fraction of the time (it was a tenth of what
+    every process of the app did at start). The words written without spaces come first: one of them
+    and a word with spaces match at the same place only when it is the longer one (its other script is
+    a letter, which a spaced word's end cannot be followed by), as it came first in one list by length."""
     words = sorted({w for ws in by_language.values() for w in ws}, key=len, reverse=True)
-    return "|".join(
-        (unspaced if _UNSPACED.search(w) else spaced).format(re.escape(w).replace("\\ ", r"\s+"))
-        for w in words
-    )
+    kinds = []
+    for around, script in ((unspaced, True), (spaced, False)):
+        chosen = [re.escape(w).replace("\\ ", r"\s+") for w in words if bool(_UNSPACED.search(w)) is script]
+        if chosen:
+            before, after = around.split("{}")
+            kinds.append(f"{before}(?:{'|'.join(chosen)}){after}")
+    return "|".join(kinds)
 
 
 PASSWORD_WORD = alternation(_WORDS["password_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
