@@ -311,7 +311,8 @@ def test_a_worker_killed_during_an_allowed_action_leaves_it_done_once_and_anothe
 def test_a_stopped_worker_gives_its_running_job_back_and_another_worker_continues_it(
     tmp_path: Path, external_browser: LaunchedBrowser, model: JobModel, site: JobSite, postgres_url: str
 ) -> None:
-    env = _env(tmp_path, "submit", external_browser, model, postgres_url)
+    # The run is held at the model, so the worker waits out its grace before it gives the job back.
+    env = {**_env(tmp_path, "submit", external_browser, model, postgres_url), "JOB_SHUTDOWN_GRACE": "1"}
     job = "job-stop"
     model.scripts[job] = [
         call("browser_run_code", code=f"async (page) => {{ await page.goto('{site.url('/job/stop')}') }}"),

@@ -92,6 +92,8 @@ _FIXES: dict[str, str] = {
     "JOB_QUEUE": "on (tasks go into the DATABASE_URL job queue, run by `main.py worker` processes) or off "
     "(each server runs its tasks itself)",
     "JOB_STALLED_AFTER": "seconds from 3 to 3600 without a worker's heartbeat before its job is taken again",
+    "JOB_SHUTDOWN_GRACE": "seconds from 0 to 600 a worker asked to stop lets its running job go on before it "
+    "gives it back to the queue",
     "MAX_PARALLEL_RUNS": "a whole number from 1 to 16 (sessions that run at the same time in one browser)",
     "MCP_IDLE_SECONDS": "seconds from 5 to 86400 an extra browser-tool process may stay idle before it stops",
 }
@@ -147,6 +149,8 @@ class Settings(BaseSettings):
     """JOB_QUEUE=on: the server and `run --detach` put tasks into the Postgres job queue (`jobs/`)."""
     job_stalled_after: float = Field(default=30.0, ge=3.0, le=3600.0)
     """Seconds without a worker's heartbeat after which its job is taken again by another worker."""
+    job_shutdown_grace: float = Field(default=5.0, ge=0.0, le=600.0)
+    """Seconds a worker asked to stop (SIGTERM, Ctrl+C) lets its running job go on before giving it back."""
     max_parallel_runs: int = Field(default=3, ge=1, le=16)
     """Sessions that run at the same time in one browser, each in its own window and MCP process."""
     mcp_idle_seconds: float = Field(default=300.0, ge=5.0, le=86_400.0)

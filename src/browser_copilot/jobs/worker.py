@@ -15,7 +15,7 @@ Nothing runs twice:
   first take had started it (the session's checkpoint moved since), else runs it as it was;
 - an approved action is recorded before it runs (`ledger.PostgresLedger`): taken again, it is not run a
   second time, and the model is told that it may have happened.
-SIGTERM or Ctrl+C: no new job is taken; the running one has `SHUTDOWN_GRACE` seconds to end, then is
+SIGTERM or Ctrl+C: no new job is taken; the running one has `JOB_SHUTDOWN_GRACE` seconds to end, then is
 given back to the queue where it was (its checkpoint kept), for the next worker to continue."""
 
 from __future__ import annotations
@@ -63,8 +63,6 @@ from browser_copilot.logs import StepEventLog
 from browser_copilot.sandbox.urls import site_of
 
 log = logging.getLogger(__name__)
-SHUTDOWN_GRACE = 5.0
-"""Seconds a running job may take to end when the worker is asked to stop; then it is given back."""
 MAX_TAKES = 20
 """A job given back (its worker stopped) more often than this fails instead."""
 
@@ -355,7 +353,7 @@ async def run_worker(
                 name=name,
                 concurrency=pool.limit,
                 install_signal_handlers=False,
-                shutdown_graceful_timeout=SHUTDOWN_GRACE,
+                shutdown_graceful_timeout=settings.job_shutdown_grace,
                 update_heartbeat_interval=stalled / 3,
                 stalled_worker_timeout=stalled,
                 fetch_job_polling_interval=min(5.0, stalled / 3),
