@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -324,16 +325,20 @@ def test_a_stopped_worker_gives_its_running_job_back_and_another_worker_continue
     try:
         session = _detach(env, f"Open the page [{job}]")
         wait_until(model.holding.is_set, timeout=120, what="the run held at the model")
-        first.process.terminate()
-        assert first.wait(60) == 143, first.output  # no new job; the running one given back
-        assert _records(postgres_url, session, "job")[-1]["state"] == "released"
-        model.holds[job].set()
+        # The worker that continues it starts while the first one runs it (a job taken is not taken twice).
         (second,) = _workers({**env, "DATA_DIR": str(tmp_path / "second")}, tmp_path / "second", 1)
         workers.append(second)
+        first.process.terminate()
+        assert first.wait(60) == 143, first.output  # no new job; the running one given back
+        released = _records(postgres_url, session, "job")[1]
+        assert released == {"state": "released", "worker": f"{socket.gethostname()}-{first.process.pid}"}
+        model.holds[job].set()
         wait_until(lambda: session in _outcomes(postgres_url), timeout=120, what="the end")
         assert _outcomes(postgres_url)[session]["text"] == "Done after a restart."
-        takes = [r for r in _records(postgres_url, session, "job") if r["state"] == "taken"]
-        assert [t["takes"] for t in takes] == [1, 2]
+        records = _records(postgres_url, session, "job")
+        assert [r["state"] for r in records] == ["taken", "released", "taken"], records
+        assert [r["takes"] for r in records if r["state"] == "taken"] == [1, 2]
+        assert records[2]["worker"] == f"{socket.gethostname()}-{second.process.pid}"
         # Continued from its checkpoint, not run anew: the task was said once, the page opened by one call.
         last = model.asked[job][-1]["messages"]
         assert sum(1 for m in last if m["role"] == "user" and m["content"] == f"Open the page [{job}]") == 1
