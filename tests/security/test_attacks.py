@@ -254,17 +254,22 @@ async def test_a_control_that_says_add_to_cart_but_places_the_order_is_held_from
     assert ["sku", "1"] in card["values"]
 
 
+async def sent_once_after_yes(session: BrowserSession, site: Site, way: str, path: str) -> None:
+    """One card, answered /yes: the request it held reaches the site exactly once."""
+    done = await attack(session, site, way, yes=1)
+    assert done.cards == 1
+    await async_wait_until(lambda: site.received("POST", path) == 1, what="the allowed order")
+    await settled(session, site)
+    assert site.received("POST", path) == 1
+    site.requests.clear()  # it was allowed: not a leak
+
+
 async def test_an_allowed_request_is_sent_exactly_once_after_yes(
     browser_session: BrowserSession, site: Site
 ) -> None:
-    done = await attack(
-        browser_session, site, "async (page) => { await page.locator('#bait').click() }", yes=1
+    await sent_once_after_yes(
+        browser_session, site, "async (page) => { await page.locator('#bait').click() }", "/api/orders"
     )
-    assert done.cards == 1
-    await async_wait_until(lambda: site.received("POST", "/api/orders") == 1, what="the allowed order")
-    await settled(browser_session, site)
-    assert site.received("POST", "/api/orders") == 1
-    site.requests.clear()  # it was allowed: not a leak
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import pytest
 from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
-from tests.security.test_attacks import attack, settled
+from tests.security.test_attacks import attack, sent_once_after_yes, settled
 from tests.support.sites import Request, Site
 from tests.support.waiting import async_wait_until
 
@@ -94,14 +94,9 @@ async def test_an_input_through_another_door_asks_first(
 async def test_a_form_sent_into_a_new_tab_is_sent_once_after_yes(
     browser_session: BrowserSession, site: Site
 ) -> None:
-    done = await attack(
-        browser_session, site, "async (page) => { await page.getByText('See more').click() }", yes=1
+    await sent_once_after_yes(
+        browser_session, site, "async (page) => { await page.getByText('See more').click() }", "/api/x/orders"
     )
-    assert done.cards == 1
-    await async_wait_until(lambda: site.received("POST", "/api/x/orders") == 1, what="the allowed order")
-    await settled(browser_session, site)
-    assert site.received("POST", "/api/x/orders") == 1
-    site.requests.clear()  # it was allowed: not a leak
 
 
 async def test_a_link_into_a_new_tab_asks_nothing(browser_session: BrowserSession, site: Site) -> None:

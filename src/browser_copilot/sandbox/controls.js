@@ -115,6 +115,7 @@
       : !!v && ((v.value !== undefined && o.value === v.value) || (v.label !== undefined && o.label === v.label)
         || (v.index !== undefined && i === v.index))));
     const found = values.map(match).filter(Boolean);
+    if (found.length <= 1) return found[0] || null;  // judged once, by the caller
     const ranked = found.map((o) => [o, classify(optionFacts(select, o))]);
     ranked.sort((a, b) => (b[1].destructive ? 2 : b[1].judge ? 1 : 0) - (a[1].destructive ? 2 : a[1].judge ? 1 : 0));
     return ranked.length ? ranked[0][0] : null;

@@ -263,10 +263,8 @@ class RequestGate(TargetWatch):
             "Fetch.failRequest", {"requestId": params.get("requestId"), "errorReason": reason}, session
         )
         log.info("network policy held %s %s: %s", held.method, short_url(held.url), held.because)
-        if main and target.opened_by_agent and not target.committed:
-            self._to_close.add(target.id)  # a tab an input opened for what was held shows nothing: closed
-            if not self._reaching:
-                self._spawn(self._close_tab(target.id))
+        if main:
+            self._close_unshown(target)
         window_tab = self._window_tab(target)
         window = self.effects.window_of(window_tab)
         tab = self._targets.get(window_tab)

@@ -297,14 +297,20 @@ class TargetWatch:
         self._refusals = [*self._refusals[-(_KEPT_REFUSALS - 1) :], Refusal(short_url(url), why, where)]
         log.info("network policy refused %s from %s: %s", short_url(url), where, why)
 
+    def _close_unshown(self, target: Target) -> None:
+        """A tab the agent opened that has shown no page of its own is closed (at the end of the call, or
+        now when no call runs): what it was opened for was refused or held."""
+        if target.opened_by_agent and not target.committed:
+            self._to_close.add(target.id)
+            if not self._reaching:
+                self._spawn(self._close_tab(target.id))
+
     def _take_back(self, target: Target, main: bool, frame: str, session: str | None, url: str = "") -> None:
         """A navigation that must not show: a tab the agent opened is closed (at the end of the call),
         any other frame goes to about:blank. A browser's new-tab page only goes blank: that tab may be
         one you opened while the code ran."""
-        if main and target.opened_by_agent and not target.committed and not url.startswith(NEW_TAB):
-            self._to_close.add(target.id)
-            if not self._reaching:
-                self._spawn(self._close_tab(target.id))
+        if main and not url.startswith(NEW_TAB):
+            self._close_unshown(target)
         if self._cdp is not None and session is not None:
             params = {"url": "about:blank"} if main else {"url": "about:blank", "frameId": frame}
             self._spawn(self._cdp.post("Page.navigate", params, session))
