@@ -14,6 +14,7 @@ from browser_copilot.config import load_settings
 from browser_copilot.events import Event
 from browser_copilot.logs import setup_logging
 from browser_copilot.safety.redaction import asked_for, luhn_ok, mask_secrets, redact, redact_data
+from browser_copilot.server.hub import for_owner, outgoing
 from browser_copilot.ui.render import EventPrinter
 from browser_copilot.ui.theme import make_console
 
@@ -57,6 +58,22 @@ def test_numbers_that_are_not_secrets_survive() -> None:
 def test_event_payloads_are_redacted_deeply() -> None:
     data = {"args": {"code": "await el(3).fill('ann.lee@example.com')"}, "list": ["4242 4242 4242 4242"]}
     assert redact_data(data) == {"args": {"code": "await el(3).fill('<email>')"}, "list": ["<card>"]}
+
+
+def test_the_apps_own_names_in_a_payload_are_not_taken_for_data() -> None:
+    """A session id is twelve hex digits; one in about 280 has no letter, and the Sessions list showed it
+    as `<phone>`: the web page never marked that session current and could not select it again."""
+    listing = {
+        "sessions": [{"id": "526152590525", "goal": "Call +1 555 123 4567"}, {"id": "+1 555 123 4567"}]
+    }
+    assert outgoing(listing) == {
+        "sessions": [{"id": "526152590525", "goal": "Call <phone>"}, {"id": "<phone>"}]
+    }
+    card = {"step": {"session": "4242424242424242", "text": "pay with 4242 4242 4242 4242"}}
+    assert for_owner(card) == {"step": {"session": "<card>", "text": "pay with <card>"}}
+    assert outgoing(
+        {"data": {"id": "0a1b2c3d4e5f", "note": "x", "items": [{"id": "ann.lee@example.com"}]}}
+    ) == {"data": {"id": "0a1b2c3d4e5f", "note": "x", "items": [{"id": "<email>"}]}}
 
 
 def test_the_console_event_stream_is_redacted() -> None:

@@ -1,7 +1,7 @@
 """A session's event hub: the agent's events, numbered, redacted, kept in a ring buffer for SSE resume
 (`Last-Event-ID`), and the live WebSocket clients of the session.
 
-Every outgoing payload goes through `safety.redaction.redact_data` (the logs' redaction); the envelope
+Every outgoing payload goes through `safety.redaction.redact` (the logs' redaction); the envelope
 (`v`, `kind`, `session`, `id`, `at`, `state`, `queued`, ...) is left as it is. A confirmation card's
 `nonce` goes only to the connections of the browser tab that asked (`send_question`), never into the
 SSE buffer, the agent's events or the logs. That tab sees the card as its owner (`for_owner`): the user's
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from browser_copilot.events import Event
-from browser_copilot.safety.redaction import mask_for_model, mask_secrets, redact_data
+from browser_copilot.safety.redaction import mask_for_model, mask_secrets, redact
 from browser_copilot.server.history import History
 
 VERSION = 1
@@ -48,21 +49,37 @@ _ENVELOPE = frozenset(
 
 def outgoing(message: dict[str, Any]) -> dict[str, Any]:
     """`message` with every string outside the envelope redacted."""
-    return {k: v if k in _ENVELOPE else redact_data(v) for k, v in message.items()}
+    return {k: v if k in _ENVELOPE else _each(v, redact) for k, v in message.items()}
 
 
 def for_owner(message: dict[str, Any]) -> dict[str, Any]:
     """`message` as the tab that asked sees it: secrets masked, the user's own details kept."""
-    return {k: v if k in _ENVELOPE else _secrets_masked(v) for k, v in message.items()}
+    return {k: v if k in _ENVELOPE else _each(v, _secrets_masked) for k, v in message.items()}
 
 
-def _secrets_masked(value: Any) -> Any:
+def _secrets_masked(text: str) -> str:
+    return mask_secrets(mask_for_model(text))[0]
+
+
+_NAME_KEYS = frozenset({"id", "session"})
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""The app's own names inside a payload (a session's id in the Sessions list): one word, never text that
+could carry the user's details, so only secrets are masked in them (a session id of twelve digits is not a
+phone number; a card number is a card number wherever it is)."""
+
+
+def _each(value: Any, leaf: Callable[[str], Any]) -> Any:
     if isinstance(value, str):
-        return mask_secrets(mask_for_model(value))[0]
+        return leaf(value)
     if isinstance(value, dict):
-        return {k: _secrets_masked(v) for k, v in value.items()}
+        return {
+            k: _secrets_masked(v)
+            if k in _NAME_KEYS and isinstance(v, str) and _NAME.fullmatch(v)
+            else _each(v, leaf)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [_secrets_masked(v) for v in value]
+        return [_each(v, leaf) for v in value]
     return value
 
 
@@ -97,7 +114,7 @@ class Hub:
     def publish(self, kind: str, data: dict[str, Any], *, at: float) -> int:
         self.last_id += 1
         body = {"v": VERSION, "kind": kind, "session": self.session, "id": self.last_id, "at": at}
-        body["data"] = redact_data(data)
+        body["data"] = _each(data, redact)
         self.buffer.append((self.last_id, kind, dumps(body)))
         self._changed.set()
         self._changed = asyncio.Event()
