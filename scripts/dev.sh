@@ -142,7 +142,9 @@ case "$command" in
     "${UV[@]}" run --frozen mypy
     # Three workers, a test file each at a time (its module's browser and servers stay one): the
     # process-starting tests wait more than they compute, so three beat two on two cores (14 vs 16 min).
-    exec "${UV[@]}" run --frozen pytest -n 3 --dist loadfile "$@" ;;
+    # pytest keeps the test modules it rewrote for its asserts only where bytecode may be written: with
+    # PYTHONDONTWRITEBYTECODE set, every worker of every run rewrites them again (about 7 s of CPU each).
+    exec env -u PYTHONDONTWRITEBYTECODE "${UV[@]}" run --frozen pytest -n 3 --dist loadfile "$@" ;;
   check)
     # The fast tier for the edit-run loop: lint, types and the tests that need no browser (conftest's
     # --no-browser deselects every test that uses a browser, the MCP server or Postgres).
@@ -150,7 +152,7 @@ case "$command" in
     "${UV[@]}" run --frozen ruff check src tests bench main.py
     "${UV[@]}" run --frozen ruff format --check src tests bench main.py
     "${UV[@]}" run --frozen mypy
-    exec "${UV[@]}" run --frozen pytest --no-browser -q -n 2 "$@" ;;
+    exec env -u PYTHONDONTWRITEBYTECODE "${UV[@]}" run --frozen pytest --no-browser -q -n 2 "$@" ;;
   bench)
     bootstrap test
     docs=(python3-doc postgresql-doc-15 sqlite3-doc cppreference-doc-en-html python-django-doc apache2-doc
