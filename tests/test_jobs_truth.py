@@ -14,7 +14,7 @@ from pathlib import Path
 from browser_copilot.agent.turns import TurnOutcome
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.events import Event
-from browser_copilot.ui.counts import Counts
+from browser_copilot.metrics import Metrics
 from browser_copilot.ui.render import render_outcome
 from browser_copilot.ui.theme import make_console
 from tests.support.app import spawn_chat
@@ -142,7 +142,7 @@ def test_status_counts_what_the_runs_end_line_counts(
 
 
 def test_the_counts_are_the_runs_own_and_the_end_says_what_was_declined() -> None:
-    counts = Counts()
+    counts = Metrics()
     for event in (
         Event("status", {"state": "running", "resumed": False}),
         Event("usage", {"prompt_tokens": 100, "completion_tokens": 10}),

@@ -109,7 +109,7 @@ async def status_reply(manager: SessionManager, s: Session) -> dict[str, Any]:
         f"**Tokens** {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion "
         f"({usage['prompt_tokens'] + usage['completion_tokens']:,} in all, this session)",
         f"**Since the server started** {_count(metrics.requests, 'request')}, "
-        f"{_count(metrics.steps, 'browser step')}, errors: "
+        f"{_count(metrics.session.steps, 'browser step')}, errors: "
         + (", ".join(f"{k} {v}" for k, v in metrics.errors.items()) or "none"),
     ]
     lines.append(f"**Browser** {_browser_line(info['browser'])}")

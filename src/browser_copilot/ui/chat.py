@@ -44,7 +44,6 @@ from browser_copilot.logs import StepEventLog
 from browser_copilot.metrics import Metrics
 from browser_copilot.ui.chat_commands import ChatCommands, Part
 from browser_copilot.ui.chat_start import CHAT_MODE, ChatStart
-from browser_copilot.ui.counts import Counts
 from browser_copilot.ui.lines import LineReader
 from browser_copilot.ui.render import EventPrinter, render_help, render_outcome, render_plan, show
 
@@ -90,8 +89,6 @@ class ChatApp(ChatStart, ChatCommands):
         self.mode_chosen = False
         """The user set the mode before the agent had started: that choice wins over the session's."""
         self.metrics = Metrics()
-        self.counts = Counts()
-        """The run's counts, for its end line and `/status` (a job brought to the front brings its own)."""
         self.printer = EventPrinter(console, limit=settings.max_tool_steps)
         self.runner: AgentRunner | None = None
         self.browser: BrowserSession | None = None
@@ -113,7 +110,7 @@ class ChatApp(ChatStart, ChatCommands):
 
     def sink(self, session: str) -> EventSink:
         log = StepEventLog(self.settings.logs_dir / "steps.jsonl", session)
-        return fan_out(self.printer, self.metrics, lambda event: self.counts(event), log)
+        return fan_out(self.printer, lambda event: self.metrics(event), log)
 
     # ----- what the user sees -------------------------------------------------------------
 
@@ -406,7 +403,7 @@ class ChatApp(ChatStart, ChatCommands):
         await remember_session(
             self.settings, runner.session_id, goal=outcome.values.get("current_goal") or None
         )
-        render_outcome(self.console, outcome, seconds=time.monotonic() - started, counts=self.counts.run)
+        render_outcome(self.console, outcome, seconds=time.monotonic() - started, counts=self.metrics.run)
         if outcome.stop_reason == "error":
             await self.snapshot()
 

@@ -21,7 +21,6 @@ from browser_copilot.events import EventSink
 from browser_copilot.llm.provider import LlmEndpoint
 from browser_copilot.logs import save_snapshot
 from browser_copilot.metrics import Metrics
-from browser_copilot.ui.counts import Counts
 from browser_copilot.ui.render import EventPrinter
 from browser_copilot.ui.status import render_status
 
@@ -43,7 +42,6 @@ class ChatCommands:
     console: Console
     mode: str
     metrics: Metrics
-    counts: Counts
     printer: EventPrinter
     runner: AgentRunner | None
     browser: BrowserSession | None
@@ -141,7 +139,6 @@ class ChatCommands:
             session=self.runner.session_id if self.runner else "-",
             mode=self.mode,
             values=values,
-            counts=self.counts,
             metrics=self.metrics,
             browser=self.browser,
             model=self.llm.describe() if self.llm else "not configured",
@@ -181,8 +178,7 @@ class ChatCommands:
         assert self.runner is not None and self.browser is not None
         sink = self.sink(job.session_id)
         self.runner = await self.jobs.to_front(job, self.browser, sink, previous=self.runner.session_id)
-        self.counts = job.counts  # /status: the job's run, as its end line said
-        self.metrics.__init__()  # type: ignore[misc]
+        self.metrics = job.metrics  # /status: the job's run, as its end line said
 
     async def new_session(self) -> None:
         if not await self.wait_for("agent"):
@@ -193,8 +189,7 @@ class ChatCommands:
         session = new_session_id()
         self.runner.session_id = session
         self.runner.context = self.runner.context.with_events(self.sink(session))
-        self.metrics.__init__()  # type: ignore[misc]
-        self.counts = Counts()
+        self.metrics = Metrics()
         self.mode = "command"
         await remember_session(self.settings, session)
         self.console.print(f"[notice]New session {session}.[/notice]")

@@ -37,7 +37,7 @@ from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
 from browser_copilot.events import Event, EventSink, fan_out
 from browser_copilot.logs import StepEventLog
-from browser_copilot.ui.counts import Counts
+from browser_copilot.metrics import Metrics
 from browser_copilot.ui.render import EventPrinter, doubts, render_outcome
 
 JobState = Literal["waiting", "running", "waiting_user", "done", "failed", "cancelled"]
@@ -62,7 +62,7 @@ class Job:
     outcome: TurnOutcome | None = None
     seconds: float | None = None
     """How long its run took, from the moment it had a place."""
-    counts: Counts = field(default_factory=Counts)
+    metrics: Metrics = field(default_factory=Metrics)
     events: deque[Event] = field(default_factory=lambda: deque(maxlen=KEPT_EVENTS))
     """What it did, narrated (`summary`, `outcome`), for `/jobs N`: the stream's text is left out."""
 
@@ -168,7 +168,7 @@ class Jobs:
                     f"[notice]Job {job.number} {job.state}[/notice] ({escape(_short(job.task, 60))}) "
                     f"[muted]/jobs {job.number} shows its steps[/muted]"
                 )
-                render_outcome(self.console, outcome, seconds=job.seconds, counts=job.counts.run)
+                render_outcome(self.console, outcome, seconds=job.seconds, counts=job.metrics.run)
         with contextlib.suppress(CopilotError):
             goal = outcome.values.get("current_goal") or text[:200]
             await remember_session(self.settings, job.session_id, goal=goal)
@@ -200,7 +200,7 @@ class Jobs:
         if await runner.pending() is not None:
             render_outcome(self.console, await runner.outcome())
         elif job.outcome is not None:  # how it ended, as when it ended
-            render_outcome(self.console, job.outcome, seconds=job.seconds, counts=job.counts.run)
+            render_outcome(self.console, job.outcome, seconds=job.seconds, counts=job.metrics.run)
         return runner
 
     def take(self, number: int) -> Job | None:
@@ -248,7 +248,7 @@ class Jobs:
 
 
 def _follow(job: Job, event: Event) -> None:
-    job.counts(event)
+    job.metrics(event)
     data = event.data
     summary = data.get("summary")
     if event.kind in _FOLLOWED and isinstance(summary, str) and summary:

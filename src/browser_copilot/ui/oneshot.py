@@ -18,7 +18,7 @@ import contextlib
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TextIO
 
 from rich.console import Console
@@ -32,7 +32,7 @@ from browser_copilot.agent.tools import builtin_specs
 from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, ConfigError, CopilotError, McpError, SessionBusy
-from browser_copilot.events import Event, EventSink, fan_out
+from browser_copilot.events import EventSink, fan_out
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
 from browser_copilot.logs import StepEventLog
@@ -46,26 +46,6 @@ EXIT_CODES = codes.BY_STOP_REASON
 """Exit code by stop reason (kept for callers of the earlier name)."""
 EXIT_UNVERIFIED = codes.UNVERIFIED
 """An answer that reached the user marked unverified (`verified: false`, with its `doubts`)."""
-
-
-@dataclass
-class Tally:
-    """What this run's events say beyond its outcome: the actions the user declined, the tokens."""
-
-    declined: list[str] = field(default_factory=list)
-    metrics: Metrics = field(default_factory=Metrics)
-
-    def __call__(self, event: Event) -> None:
-        self.metrics(event)
-        data = event.data
-        # The user's own "no" (a refusal by the policy carries `refused` instead of the card).
-        if event.kind == "policy_result" and data.get("approved") is False and "refused" not in data:
-            card = data.get("card") or {}
-            self.declined.append(str(card.get("what") or card.get("category") or "an action"))
-
-    @property
-    def tokens(self) -> tuple[int, int]:
-        return self.metrics.prompt_tokens, self.metrics.completion_tokens
 
 
 @dataclass
@@ -111,12 +91,12 @@ async def read_line(stream: TextIO) -> str:
     return await future
 
 
-def exit_code(outcome: TurnOutcome, tally: Tally) -> int:
+def exit_code(outcome: TurnOutcome, tally: Metrics) -> int:
     if outcome.interrupt is not None:
         return codes.WAITING
     reason = outcome.stop_reason
     if reason == "answered":
-        if tally.declined:
+        if tally.session.declined:
             return codes.DECLINED
         return codes.UNVERIFIED if doubts(outcome) is not None else codes.OK
     if reason == "error" and (outcome.values.get("last_error") or {}).get("kind") == "llm":
@@ -184,7 +164,7 @@ async def _drive(
     stop: StopFlag,
 ) -> int:
     console = streams.progress
-    tally = Tally()
+    tally = Metrics()  # this run's: the actions the user declined, the tokens
     printer = EventPrinter(console, limit=settings.max_tool_steps)
 
     def finish(
@@ -205,9 +185,9 @@ async def _drive(
                     answer=outcome.text if outcome is not None else "",
                     verified=answered and reasons is None,
                     doubts=reasons,
-                    declined=tally.declined,
+                    declined=tally.session.declined,
                     steps=int(outcome.values.get("tool_steps", 0) or 0) if outcome is not None else 0,
-                    tokens=tally.tokens,
+                    tokens=(tally.session.prompt_tokens, tally.session.completion_tokens),
                     seconds=time.monotonic() - started,
                     error=error,
                 )
@@ -302,7 +282,7 @@ async def _conversation(
 
 
 def _show_end(
-    streams: Streams, outcome: TurnOutcome, code: int, tally: Tally, session_id: str, *, seconds: float
+    streams: Streams, outcome: TurnOutcome, code: int, tally: Metrics, session_id: str, *, seconds: float
 ) -> None:
     """The outcome for people (the whole of it on the progress console in a terminal or with --json;
     otherwise the final text on stdout and the rest on stderr), then the session and how to go on."""
@@ -327,7 +307,7 @@ def _show_end(
         with contextlib.suppress(OSError, ValueError):
             streams.answer.write((outcome.text or "").rstrip("\n") + "\n")
             streams.answer.flush()
-    for what in tally.declined:
+    for what in tally.session.declined:
         console.print(f"[warn]You declined: {escape(what)}. It did not happen.[/warn]")
     hint = continue_hint(session_id, outcome.stop_reason)
     if hint is None or outcome.interrupt is not None:

@@ -27,7 +27,7 @@ from browser_copilot.safety.redaction import redact_data
 
 if TYPE_CHECKING:  # annotations only: the chat's prompt comes before LangGraph and the MCP client load
     from browser_copilot.agent.turns import TurnOutcome
-    from browser_copilot.ui.counts import RunCount
+    from browser_copilot.metrics import RunCount
 
 STOP_LABELS = {
     "answered": "answered",

@@ -1,7 +1,6 @@
 """`/status`: the session, what its run counted, the browser and the model.
 
-The counts are the run's own (`ui.counts.Counts`, the sink the end-of-run line reads too); the rates,
-times and errors come from the session's `Metrics`."""
+The counts, rates, times and errors are the session's `Metrics`, the sink the end-of-run line reads too."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from rich.table import Table
 
 from browser_copilot.metrics import Metrics
 from browser_copilot.plain_steps import plural
-from browser_copilot.ui.counts import Counts
 from browser_copilot.ui.render import show
 
 if TYPE_CHECKING:  # annotations only: the chat's prompt comes before the MCP client loads
@@ -26,7 +24,6 @@ def render_status(
     session: str,
     mode: str,
     values: dict[str, Any],
-    counts: Counts,
     metrics: Metrics,
     browser: BrowserSession,
     model: str,
@@ -41,8 +38,8 @@ def render_status(
         ("session", f"{session} ({mode} mode)"),
         ("goal", str(values.get("current_goal") or "-")),
         ("waiting", str(values.get("pending_kind") or "none")),
-        ("this run", counts.run.describe() if counts.runs else "none yet"),
-        ("all runs", f"{plural(counts.runs, 'run')}: {counts.session.describe()}"),
+        ("this run", metrics.run.describe() if metrics.runs else "none yet"),
+        ("all runs", f"{plural(metrics.runs, 'run')}: {metrics.session.describe()}"),
         ("success rate", f"{rate:.0%}" if rate is not None else "-"),
         ("time per step", f"{per_step:.2f}s median" if per_step is not None else "-"),
         ("errors", ", ".join(f"{k} {v}" for k, v in metrics.errors.items()) or "none"),
