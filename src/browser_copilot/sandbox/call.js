@@ -33,8 +33,17 @@ async (page, config) => {
   let windows = 0;
   const held = [];
   const images = [];
-  const mice = new Map();  // page -> { x, y, down }
+  // Where each tab's pointer is and whether its button is down: the pointer stays where a call left it,
+  // so this outlives the call (the next call's bare mouse.down()/up() is judged where it really lands).
+  const mice = context.__bcMice || (context.__bcMice = new WeakMap());  // page -> { x, y, down }
   const mouseOf = (p) => mice.get(p) || mice.set(p, { x: 0, y: 0, down: false }).get(p);
+  // The call is over (`over`): no input it began is made after it; `live` is asked before each input
+  // and on every wait for an element. A `delay` never lets an input run past the call's time.
+  const ENDED = 'Stopped: this code call has ended; its inputs are not made after it.';
+  let over = false;
+  const live = () => { if (over) throw new Error(ENDED); };
+  const slow = (d, n = 1) => (d === undefined ? undefined : Math.max(0, Math.min(Number(d) || 0, 1000,
+    Math.floor((config.deadline - Date.now() - 500) / Math.max(1, n)))));
   // One input judged first: signal, preflight, decided, aim, aimHere, stampOf and mark (preflight.js,
   // put here by guarded.py).
   __PREFLIGHT__
@@ -119,9 +128,10 @@ async (page, config) => {
   const navTimeout = (o) => timeoutOf({ timeout: o.timeout !== undefined ? o.timeout : config.navTimeout });
   // One input of the code (or of a replay): `a` = { name, page, target, to, args }. The action as it can
   // be done again (`done` then `replay`) is its name and arguments.
-  const act = async (a) => {
+  const actOne = async (a) => {
     const p = a.page;
     if (halted) throw new Error(halted);
+    live();
     if (!owned.has(p) || p.isClosed() || forbidden(p)) throw new Error("That tab is not this task's (or it has closed).");
     const last = a.args[a.args.length - 1];
     const o = last && typeof last === 'object' && !Array.isArray(last) ? last : {};
@@ -152,6 +162,7 @@ async (page, config) => {
       let scheme = null;
       try { scheme = new URL(url).protocol; } catch (e) { scheme = null; }
       if (url !== 'about:blank' && !GOTO_SCHEMES.has(scheme)) throw new Error(`Only http(s) addresses can be opened, not ${url.slice(0, 60)}`);
+      if (/^[a-z]+:\/\/[^/?#]*@/i.test(url)) throw new Error('An address with a user name or password in it is not opened: open it without them.');
       decided(await guard.page(p, { op: 'address', url, allow, signal: signal(p, 'navigate', action) }), action);
       await paced('goto', p, [url]);
       const response = await p.goto(url, { timeout: navTimeout(o), waitUntil: o.waitUntil });
@@ -178,8 +189,9 @@ async (page, config) => {
         return done(undefined);
       }
       await paced(name, target, []);
+      const clicks = name === 'dblclick' ? 2 : o.clickCount;
       await withModifiers(p, o.modifiers, () => p.mouse.click(spot.x, spot.y, {
-        button: o.button, clickCount: name === 'dblclick' ? 2 : o.clickCount, delay: o.delay }));
+        button: o.button, clickCount: clicks, delay: slow(o.delay, clicks || 1) }));
       Object.assign(mouseOf(p), { x: spot.x, y: spot.y });
       if (want !== null && (await target.isChecked({ timeout: timeoutOf(o) }).catch(() => want)) !== want) {
         throw new Error(`Clicking the checkbox did not ${want ? 'check' : 'uncheck'} it`);
@@ -210,13 +222,15 @@ async (page, config) => {
       decided(await preflight(p, null, { op: 'preflight', kind, point: { x: mouse.x, y: mouse.y } }, action), action);
       if (name === 'mouse.click') {
         await paced('click', p, []);
-        await p.mouse.click(mouse.x, mouse.y, o);
+        await p.mouse.click(mouse.x, mouse.y, { ...o, delay: slow(o.delay, o.clickCount || 1) });
       } else if (name === 'mouse.move') {
         await p.mouse.move(mouse.x, mouse.y, o);
       } else if (name === 'mouse.down') {
+        await p.mouse.move(mouse.x, mouse.y);  // pressed where it was judged, wherever it was left
         await p.mouse.down(o);
         mouse.down = true;
       } else if (name === 'mouse.up') {
+        await p.mouse.move(mouse.x, mouse.y);
         await p.mouse.up(o);
         mouse.down = false;
       } else {
@@ -230,9 +244,9 @@ async (page, config) => {
         key: typed === null ? String(a.args[0]) : undefined, text: typed || undefined }, action), action);
       if (typed === null) {
         await paced('press', p.keyboard, []);
-        await p.keyboard.press(String(a.args[0]), o);
+        await p.keyboard.press(String(a.args[0]), { ...o, delay: slow(o.delay) });
       } else if (!(await paced('type', p.keyboard, [typed, o]))) {
-        await p.keyboard.type(typed, o);
+        await p.keyboard.type(typed, { ...o, delay: slow(o.delay, typed.length) });
       }
       return done(undefined);
     }
@@ -264,11 +278,11 @@ async (page, config) => {
       if (!(await paced('fill', target, [text, options]))) await target.fill(text, options);
       await kept();
     } else if (name === 'type') {
-      if (!(await paced('pressSequentially', target, [text, o]))) await target.pressSequentially(text, { ...options, delay: o.delay });
+      if (!(await paced('pressSequentially', target, [text, o]))) await target.pressSequentially(text, { ...options, delay: slow(o.delay, text.length) });
       await kept();
     } else if (name === 'press') {
       await paced('press', target, []);
-      await target.press(key, { ...options, delay: o.delay });
+      await target.press(key, { ...options, delay: slow(o.delay) });
     } else if (name === 'select') {
       await paced('selectOption', target, []);
       return done(await target.selectOption(await wholeLabels(target, a.args[0]), options));
@@ -281,6 +295,35 @@ async (page, config) => {
       await target.scrollIntoViewIfNeeded(options);
     }
     return done(undefined);
+  };
+
+  // The code's inputs one at a time, each judged and made before the next is judged (two at once would
+  // make one where the other's judgement no longer holds: the focus moved, the page scrolled), and
+  // every one of them over before the call is (`finish`).
+  let queue = Promise.resolve();
+  const inflight = new Set();
+  const serial = (fn) => (...args) => {
+    if (over) return Promise.reject(new Error(ENDED));
+    const run = queue.then(() => { live(); return fn(...args); });
+    queue = run.catch(() => undefined);
+    inflight.add(run);
+    run.catch(() => undefined).finally(() => inflight.delete(run));
+    return run;
+  };
+  const finish = async () => {
+    over = true;
+    while (inflight.size) await Promise.allSettled([...inflight]);
+  };
+  const act = serial(actOne);
+  // A look or a tab that sets off the page's own code with no input (a screenshot resizes or scrolls, a
+  // new tab hides the others, a tab closes): a window of its own for each tab it touches, so the effect
+  // gate judges what the page sends then as it judges an input's requests.
+  const touched = async (pages, kind) => {
+    for (const q of pages) {
+      if (q.isClosed()) continue;
+      await guard.page(q, { op: 'window', allowed: 'structure', token: null, signal: signal(q, kind, null) })
+        .catch(() => null);
+    }
   };
 
   // A replay: the held input once more, on the element that received it (the guard stamped it with the
@@ -346,23 +389,32 @@ async (page, config) => {
       if (!owned.has(p) && (forbidden(p) || !(await openedByOwned(p)))) throw new Error("That tab is not this task's.");
       return adopt(p);
     },
-    async newPage() { return adopt(await context.newPage()); },
+    newPage: serial(async () => {
+      await touched([...owned], 'view');
+      return adopt(await context.newPage());
+    }),
     nextPage: (timeout) => context.waitForEvent('page', { timeout }),
-    async front(p) { if (owned.has(p)) await p.bringToFront(); },
-    async close(p) {
+    front: serial(async (p) => {
+      if (!owned.has(p)) return;
+      await touched([...owned], 'view');
+      await p.bringToFront();
+    }),
+    close: serial(async (p) => {
       if (p === page || !owned.has(p)) throw new Error("Only a tab this task opened can be closed, not the task's own tab.");
+      await touched([...owned], 'view');
       await p.close();
-    },
+    }),
     // Every secret field the guard knows (it marks them as it looks now: a revealed password, a field
     // secret by its name) is masked, in every frame.
-    async screenshot(target, o) {
+    screenshot: serial(async (target, o) => {
       const p = typeof target.mainFrame === 'function' ? target : target.page();
+      await touched([p], 'view');
       await seeSecrets();
       const secret = p.frames().map((f) => f.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret]'));
       const shot = await target.screenshot({ type: 'jpeg', quality: 70, fullPage: !!o.fullPage, mask: secret, timeout: timeoutOf(o) });
       images.push(shot.toString('base64'));
       return { screenshot: images.length, bytes: shot.length };
-    },
+    }),
   };
   let out;
   try {
@@ -379,6 +431,7 @@ async (page, config) => {
     } else {
       out = await box.run(page, config.source, io);
     }
+    await finish();
   } finally {
     release();
   }

@@ -45,6 +45,7 @@
     throw new Error('the input would reach too deep a nest of frames; nothing was done');
   };
   const decided = (out, action) => {
+    live();
     reached = out && Array.isArray(out.what) ? out.what : null;
     if (out.secret) {
       secretBlocked += 1;
@@ -93,6 +94,7 @@
         }
         why = `${out.intercepted} intercepts pointer events`;
       }
+      live();
       const pause = tries < 3 ? 50 : 200;
       if (left() <= pause + 50) throw new Error(`Timeout ${Math.round(until - started)}ms exceeded: ${why}`);
       await p.waitForTimeout(pause);
@@ -114,6 +116,7 @@
         decided(out, action);
         return { x: out.point.x, y: out.point.y, stamp };
       }
+      live();
       const pause = tries < 3 ? 50 : 200;
       if (until - Date.now() <= pause + 50) throw new Error(`Timeout ${Math.round(until - started)}ms exceeded: ${out.retry}`);
       await p.waitForTimeout(pause);
@@ -136,6 +139,7 @@
       }, stamp).catch(() => 0);
       if (n === 1) return stamp;
       if (n > 1) throw new Error(`strict mode violation: ${target} resolved to ${n} elements`);
+      live();
       const pause = tries < 3 ? 50 : 200;
       if (until - Date.now() <= pause + 50) throw new Error(`Timeout exceeded waiting for ${target}`);
       await new Promise((done) => setTimeout(done, pause));

@@ -69,9 +69,10 @@ def carried_data(
     method: str, url: str, *, body: bool, fragment: str = "", document: bool = False
 ) -> str | None:
     """What data a request carries to its server, or None: a method other than GET/HEAD, a body, a query
-    string, a #fragment on a document (its page can read and send it on), a path segment that holds
-    data (ten digits or more, an @, or more than 32 characters that are not words) or a host name label
-    of more than 32 characters."""
+    string, a #fragment on a document (its page can read and send it on), a user name or password, a
+    path that holds data (ten digits or more, across its segments too; a segment with an @, or of more
+    than 32 characters that are not words) or a host name that does (a label of more than 32
+    characters, ten digits or more across its labels)."""
     if method.upper() not in ("GET", "HEAD"):
         return f"a {method.upper()} request"
     if body:
@@ -81,12 +82,17 @@ def carried_data(
         return "a query string"
     if document and fragment.strip("#"):
         return "a #fragment"
-    for segment in unquote(parts.path).split("/"):
-        if "@" in segment or _DIGITS.search(segment):
+    if parts.username or parts.password:
+        return "a user name or password in the address"
+    path = unquote(parts.path)
+    # Digits count across segments: "/4111/1111/1111/1111" is one number split in four.
+    if _DIGITS.search(path.replace("/", ".")):
+        return "data in the path"
+    for segment in path.split("/"):
+        if "@" in segment or (len(segment) > 32 and not _WORDS.fullmatch(segment)):
             return "data in the path"
-        if len(segment) > 32 and not _WORDS.fullmatch(segment):
-            return "data in the path"
-    if any(len(label) > 32 for label in (parts.hostname or "").split(".")):
+    host = parts.hostname or ""
+    if any(len(label) > 32 for label in host.split(".")) or (not is_ip(host) and _DIGITS.search(host)):
         return "data in the host name"
     return None
 
