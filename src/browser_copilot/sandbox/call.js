@@ -33,8 +33,8 @@ async (page, config) => {
   let windows = 0;
   const held = [];
   const images = [];
-  // Where each tab's pointer is and whether its button is down: the pointer stays where a call left it,
-  // so this outlives the call (the next call's bare mouse.down()/up() is judged where it really lands).
+  // Where each tab's pointer is: it stays where a call left it, so this outlives the call (the next
+  // call's bare mouse.down()/up() is judged where it really lands). A button is never left down (`finish`).
   const mice = context.__bcMice || (context.__bcMice = new WeakMap());  // page -> { x, y, down }
   const mouseOf = (p) => mice.get(p) || mice.set(p, { x: 0, y: 0, down: false }).get(p);
   // The call is over (`over`): no input it began is made after it; `live` is asked before each input
@@ -228,7 +228,7 @@ async (page, config) => {
       } else if (name === 'mouse.down') {
         await p.mouse.move(mouse.x, mouse.y);  // pressed where it was judged, wherever it was left
         await p.mouse.down(o);
-        mouse.down = true;
+        Object.assign(mouse, { down: true, downX: mouse.x, downY: mouse.y });
       } else if (name === 'mouse.up') {
         await p.mouse.move(mouse.x, mouse.y);
         await p.mouse.up(o);
@@ -313,6 +313,15 @@ async (page, config) => {
   const finish = async () => {
     over = true;
     while (inflight.size) await Promise.allSettled([...inflight]);
+    // A button the code left down is let go where it was pressed (a drag dropped back on its source,
+    // a press released on what was judged): the next call's up is then no drop that was never judged.
+    for (const p of owned) {
+      const mouse = mice.get(p);
+      if (!mouse || !mouse.down || p.isClosed()) continue;
+      mouse.down = false;
+      await p.mouse.move(mouse.downX, mouse.downY).then(() => p.mouse.up()).catch(() => null);
+      Object.assign(mouse, { x: mouse.downX, y: mouse.downY });
+    }
   };
   const act = serial(actOne);
   // A look or a tab that sets off the page's own code with no input (a screenshot resizes or scrolls, a
@@ -433,6 +442,7 @@ async (page, config) => {
     }
     await finish();
   } finally {
+    over = true;  // however the call ends, none of its inputs is made after it
     release();
   }
   await seeSecrets();

@@ -213,7 +213,11 @@
     const facts = control.tagName === 'OPTION' ? optionFacts(at, control) : factsFor(control);
     if (!facts.name && closedHost(control)) facts.opaque = true;
     facts.input = kind;
-    const verdict = classify(facts);
+    // A drop names no action of its own: what it does (files the item, deletes it, moves a task on) is
+    // the page's, and the zone's words ("Trash", "Done") say where, not what. It is looked at closer.
+    const named = classify(facts);
+    const verdict = kind === 'drop' && !named.destructive
+      ? { ...named, judge: true, reason: `a drop onto "${String(facts.name || '').slice(0, 60)}": what it does is the page's` } : named;
     // The consent banner's least choice is not the judge's to look at (its words are still the rules':
     // a bait layer's "Delete my account" stays held).
     const least = bannerChoice && bannerChoice.isConnected && (control === bannerChoice || bannerChoice.contains(control));

@@ -63,7 +63,8 @@ def what_happens(category: str, facts: dict[str, Any], amount: str | None, count
         return f'Applies "{bulk}"{many}.'
     effect = _EFFECTS.get(category, "does something that may not be undone")
     name = facts.get("text") or facts.get("name") or facts.get("value") or "the control"  # what it shows
-    line = f'Clicking "{name}" {effect}'
+    doing = {"drop": "Dropping onto", "select": "Choosing"}  # the input the card covers (a click else)
+    line = f'{doing.get(str(facts.get("input")), "Clicking")} "{name}" {effect}'
     if amount:
         line += f" ({amount})"
     return line + "."
