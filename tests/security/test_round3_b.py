@@ -41,7 +41,8 @@ OTP = """<!doctype html><title>Verify</title><h1>Verify</h1><one-time id=otp></o
 customElements.define('one-time', class extends HTMLElement { constructor() { super();
 const root = this.attachShadow({ mode: 'closed' });
 root.innerHTML = '<input autocomplete="one-time-code" aria-label="Code" style="font:32px monospace">';
-root.querySelector('input').value = new URLSearchParams(location.search).get('v'); } });</script>"""
+const q = new URLSearchParams(location.search); root.querySelector('input').value = q.get('v');
+this.style.display = q.get('d') || ''; } });</script>"""
 
 POPPER = """<!doctype html><title>User mail</title><h1>USER-OWN-TAB</h1><button id=later type=button
 onclick="setTimeout(() => window.open('/own/popup'), 2500)">Later</button>"""
@@ -121,12 +122,23 @@ WAYS = {
 }
 
 
+# Nothing is sent and no card is needed: the tab characters are typed as text, and a point in a scaled
+# frame cannot be checked, so the input is refused with an error.
+UNSENT = {
+    "tabs and a space typed from a search field",
+    "tabs and Enter typed into a field",
+    "a press into a scaled frame",
+}
+
+
 @pytest.mark.parametrize("way", list(WAYS))
 async def test_an_input_that_is_not_a_plain_click_asks_first(
     browser_session: BrowserSession, site: Site, way: str
 ) -> None:
     done = await attack(browser_session, site, WAYS[way])
-    assert done.cards == 1, done.outcome
+    assert done.cards == (0 if way in UNSENT else 1), done.outcome
+    if way in UNSENT:  # Enter sent the search form
+        await browser_session.goto(site.url("/shop"))
     await settled(browser_session, site)
 
 
@@ -214,12 +226,16 @@ async def test_part_of_a_card_number_dragged_out_of_its_field_is_not_read(
     assert not [g for g in groups if f"got:{g}" in sent], sent[-600:]
 
 
+@pytest.mark.parametrize("display", ["block", "inline"])
 async def test_a_one_time_code_in_a_closed_shadow_root_is_masked_in_a_screenshot(
-    browser_session: BrowserSession, site: Site
+    browser_session: BrowserSession, site: Site, display: str
 ) -> None:
+    """A component draws the code from its closed shadow root; two screenshots with other codes in it are
+    the same picture. (An inline host's box is its line's, shorter than the field it draws: "inline"
+    still fails.)"""
     shots = []
     for value in ("111111", "999999"):
-        await browser_session.goto(site.url(f"/otp?v={value}"))
+        await browser_session.goto(site.url(f"/otp?v={value}&d={display}"))
         shot = await browser_session.run_code(guarded_code("async (page) => { await page.screenshot() }"))
         assert shot.ok and len(shot.images) == 1, shot.error
         shots.append(shot.images[0])
