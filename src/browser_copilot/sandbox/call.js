@@ -190,8 +190,7 @@ async (page, config) => {
       }
       await paced(name, target, []);
       const clicks = name === 'dblclick' ? 2 : o.clickCount;
-      await withModifiers(p, o.modifiers, () => p.mouse.click(spot.x, spot.y, {
-        button: o.button, clickCount: clicks, delay: slow(o.delay, clicks || 1) }));
+      await withModifiers(p, o.modifiers, () => pressAt(p, spot.x, spot.y, o, clicks, action, spot.recv));
       Object.assign(mouseOf(p), { x: spot.x, y: spot.y });
       if (want !== null && (await target.isChecked({ timeout: timeoutOf(o) }).catch(() => want)) !== want) {
         throw new Error(`Clicking the checkbox did not ${want ? 'check' : 'uncheck'} it`);
@@ -219,10 +218,11 @@ async (page, config) => {
       if (name === 'mouse.down') action.args = [mouse.x, mouse.y, o];
       const kind = name === 'mouse.move' ? 'hover' : name === 'mouse.wheel' ? 'wheel'
         : name === 'mouse.up' && mouse.down ? 'drop' : 'press';
-      decided(await preflight(p, null, { op: 'preflight', kind, point: { x: mouse.x, y: mouse.y } }, action), action);
+      const judged = await preflight(p, null, { op: 'preflight', kind, point: { x: mouse.x, y: mouse.y } }, action);
+      decided(judged, action);
       if (name === 'mouse.click') {
         await paced('click', p, []);
-        await p.mouse.click(mouse.x, mouse.y, { ...o, delay: slow(o.delay, o.clickCount || 1) });
+        await pressAt(p, mouse.x, mouse.y, o, o.clickCount, action, judged.recv);
       } else if (name === 'mouse.move') {
         await p.mouse.move(mouse.x, mouse.y, o);
       } else if (name === 'mouse.down') {

@@ -39,7 +39,7 @@
   const keyed = (el, key) => {
     const name = keyName(key);
     // Focus inside a closed shadow root shows only its host: what the key reaches there is unseen.
-    if ((KEYS_THAT_ACT.has(name) || name === ' ' || name === 'Space') && closedHost(el)) return el;
+    if ((KEYS_THAT_ACT.has(name) || name === ' ' || name === 'Space') && (closedHost(el) || insideClosed(el, null))) return el;
     if (KEYS_THAT_ACT.has(name)) {
       const form = el.tagName === 'INPUT' && isField(el) ? el.form : null;
       if (form) return defaultButton(form) || implicitSubmit(form);
@@ -133,6 +133,18 @@
     if (!text || !text.trim() || at.getAttribute('type') === 'search' || at.getAttribute('role') === 'searchbox') return null;
     const facts = { ...factsOf(at), tag: 'button', role: 'button', name: clean(`Enter in "${F.labelOf(at) || nameOf(at)}"`, 80), message: true };
     return { control: at, facts, verdict: { destructive: false, judge: true, category: 'send', reason: 'Enter in a message field may send what it holds' } };
+  };
+  // An element whose closed shadow root holds what an input reaches: the focus is on it although it
+  // cannot take the focus itself, or a point on it lies on none of its own (light) children. Custom
+  // elements only (a closed root on a plain element is not told from its padding).
+  const insideClosed = (el, point) => {
+    if (!el || el.shadowRoot || !el.tagName.includes('-')) return false;
+    if (!point) return el.tabIndex < 0 && !el.hasAttribute('tabindex') && !el.isContentEditable;
+    const range = el.ownerDocument.createRange();
+    return ![...el.childNodes].some((n) => {
+      range.selectNode(n);
+      return [...range.getClientRects()].some((b) => point.x >= b.left && point.x <= b.right && point.y >= b.top && point.y <= b.bottom);
+    });
   };
   const closedHost = (el) => el.tagName.includes('-') && !el.shadowRoot && !el.childElementCount
     && !(el.textContent || '').trim() && el.getClientRects().length > 0;

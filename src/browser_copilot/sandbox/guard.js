@@ -97,6 +97,19 @@
   const inner = (frame) => {
     try { return frame.contentDocument; } catch (e) { return null; }
   };
+  // A frame drawn scaled, rotated or zoomed (itself or an element around it): a point of the page does
+  // not map into it by an offset, so what lies under it there cannot be found as the browser finds it.
+  const warped = (frame) => {
+    for (let n = frame; n && n.nodeType === 1; n = n.parentElement || (n.getRootNode() && n.getRootNode().host)) {
+      const s = n.ownerDocument.defaultView.getComputedStyle(n);
+      if (s.scale !== 'none' || s.rotate !== 'none' || (s.zoom && s.zoom !== '1')) return true;
+      if (s.transform !== 'none') {
+        const m = new DOMMatrixReadOnly(s.transform);
+        if (!m.is2D || m.a !== 1 || m.b !== 0 || m.c !== 0 || m.d !== 1) return true;
+      }
+    }
+    return false;
+  };
   const atPoint = (start, px, py) => {
     let doc = start;
     let x = px;
@@ -108,7 +121,8 @@
         if (!deeper || deeper === hit) break;
         hit = deeper;
       }
-      if (!hit || !FRAMES.has(hit.tagName)) return { el: hit };
+      if (!hit || !FRAMES.has(hit.tagName)) return { el: hit, local: { x, y } };
+      if (warped(hit)) return { lost: true };
       [x, y] = into(hit, x, y);
       doc = inner(hit);
       if (!doc) return { descend: { frame: stamp(hit, 'data-bc-frame-at'), point: { x, y } } };
@@ -212,6 +226,12 @@
     if (!control) return { how: plain };
     const facts = control.tagName === 'OPTION' ? optionFacts(at, control) : factsFor(control);
     if (!facts.name && closedHost(control)) facts.opaque = true;
+    // What the input reaches lies inside a closed shadow root: the host's light text is not its name.
+    const pointed = kind === 'press' || kind === 'drag';
+    if (control === at && (pointed || kind === 'key') && insideClosed(at, pointed ? args.local || { x: -1, y: -1 } : null)) {
+      facts.name = '';
+      facts.opaque = true;
+    }
     facts.input = kind;
     // A drop names no action of its own: what it does (files the item, deletes it, moves a task on) is
     // the page's, and the zone's words ("Trash", "Done") say where, not what. It is looked at closer.
@@ -269,6 +289,9 @@
     if (found.lost || found.elsewhere || found.descend || found.intercepted) return found;
     const at = found.el;
     if (!at) return go(args, args.approve ? 'allow' : 'structure');
+    // A later step of one press (the pointer moved there, the button went down): the same element is
+    // under the point as when the press was judged, so nothing new is reached.
+    if (args.still && at.getAttribute('data-bc-recv') === String(args.still)) return { ok: true, same: true };
     if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
     const form = sentForm(args.kind, at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : ''));
     if (form && emptySecret(form)) return { secret: true, empty: true };
@@ -284,7 +307,7 @@
       if (drop.intercepted) return drop;
       if (drop.lost || drop.descend) return { lost: true };
     }
-    const first = judge(args, at, kind);
+    const first = judge({ ...args, local: found.local }, at, kind);
     let decided = first;
     if (drop && drop.el && !first.control) {
       kind = 'drop';
@@ -297,7 +320,7 @@
     if (drop && drop.el && !args.approve) drop.el.setAttribute('data-bc-drop', id);
     if (!decided.control) {
       const more = args.kind === 'upload' ? uploadInto(at) : {};
-      return go(args, decided.how, decided.verdict, decided.facts, { ...more, what: whatOf(decided.facts, at) }, !!decided.acts);
+      return go(args, decided.how, decided.verdict, decided.facts, { ...more, what: whatOf(decided.facts, at), recv: id }, !!decided.acts);
     }
     decided.control.setAttribute('data-bc-held', id);
     return { held: { id, kind: args.kind, facts: decided.facts, verdict: decided.verdict, ...detailsOf(decided.control, decided.verdict, decided.facts) } };
@@ -392,6 +415,16 @@
 
   // The values of secret fields (open shadow roots included): the app masks them in whatever comes back.
   // Each secret field is marked `data-bc-secret`, which a screenshot masks, whatever made it secret.
+  // A secret field's `value` attribute that a page keeps in step with what is typed (React does) would
+  // answer a selector's question about it (`[value^="a"]`, one character at a time): it is taken off
+  // (the field's value is not changed by it). A component whose closed shadow root draws what none of
+  // its own children do cannot be read: it is marked `data-bc-opaque`, which a screenshot masks.
+  const drawsUnseen = (el) => el.tagName.includes('-') && !el.shadowRoot && el.getClientRects().length > 0
+    && ![...el.childNodes].some((n) => {
+      const range = el.ownerDocument.createRange();
+      range.selectNode(n);
+      return range.getClientRects().length > 0;
+    });
   const secretValues = () => {
     const found = [];
     const walk = (root) => {
@@ -399,8 +432,10 @@
         if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
           if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
           if (el.value) found.push(el.value);
+          if (el.value && el.getAttribute('value') === el.value) el.removeAttribute('value');
         }
         if (el.shadowRoot) walk(el.shadowRoot);
+        else if (!el.hasAttribute('data-bc-opaque') && drawsUnseen(el)) el.setAttribute('data-bc-opaque', '');
       }
     };
     for (const win of windows()) walk(win.document);

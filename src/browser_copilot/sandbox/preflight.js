@@ -39,7 +39,7 @@
         at = child;
         continue;
       }
-      if (own && out.ok) await guard.page(p, { op: 'window', signal: sig, allowed: out.allowed, token: out.token, category: out.category, activates: out.activates });
+      if (own && out.ok && !out.same) await guard.page(p, { op: 'window', signal: sig, allowed: out.allowed, token: out.token, category: out.category, activates: out.activates });
       return { ...out, frame: at };
     }
     throw new Error('the input would reach too deep a nest of frames; nothing was done');
@@ -60,6 +60,38 @@
       held.push({ ...out.held, action });
       stopWith(HOLD);
       throw new Error(HOLD);
+    }
+  };
+  // A press at a point judged there (`recv`: the element that was under it), made in steps, each of
+  // which may change what lies under the point: the pointer's move (a row that shows its actions on
+  // hover), each press of a double click (the first makes a new button there), the release after the
+  // button went down (a menu opened under the pointer). Before each step the guard looks again; another
+  // element there is judged as a press of its own (held: the rest is not sent; a button already down is
+  // let go outside the page's view).
+  const pressAt = async (p, x, y, o, count, action, recv) => {
+    const again = async () => {
+      if (config.replay) return;
+      const out = await preflight(p, null, { op: 'preflight', kind: 'press', point: { x, y }, still: recv }, action);
+      if (out.same) return;
+      decided(out, action);
+      if (out.recv) recv = out.recv;
+    };
+    const button = o.button;
+    await p.mouse.move(x, y);
+    await again();
+    for (let n = 1; n <= Math.max(1, Math.min(3, Number(count) || 1)); n += 1) {
+      if (n > 1) await again();
+      await p.mouse.down({ button, clickCount: n });
+      try {
+        await again();
+      } catch (e) {
+        await p.mouse.move(-5, -5);
+        await p.mouse.up({ button, clickCount: n });
+        throw e;
+      }
+      const wait = slow(o.delay, count || 1);  // never past the call's time
+      if (wait) await new Promise((done) => setTimeout(done, wait));
+      await p.mouse.up({ button, clickCount: n });
     }
   };
   // Where a pointer will press a locator's element, found without sending it any input (Playwright's
@@ -90,7 +122,7 @@
           drop: drop ? { point: { x: drop.x, y: drop.y }, stamp: drop.stamp } : undefined }, action);
         if (!out.intercepted) {
           decided(out, action);
-          return { ...spot, drop };
+          return { ...spot, drop, recv: out.recv };
         }
         why = `${out.intercepted} intercepts pointer events`;
       }
@@ -114,7 +146,7 @@
       if (!out || out.elsewhere) return null;
       if (!out.retry) {
         decided(out, action);
-        return { x: out.point.x, y: out.point.y, stamp };
+        return { x: out.point.x, y: out.point.y, stamp, recv: out.recv };
       }
       live();
       const pause = tries < 3 ? 50 : 200;
