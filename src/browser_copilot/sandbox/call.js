@@ -419,7 +419,7 @@ async (page, config) => {
       const p = typeof target.mainFrame === 'function' ? target : target.page();
       await touched([p], 'view');
       await seeSecrets();
-      const secret = p.frames().map((f) => f.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret]'));
+      const secret = p.frames().map((f) => f.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret], [data-bc-opaque]'));
       const shot = await target.screenshot({ type: 'jpeg', quality: 70, fullPage: !!o.fullPage, mask: secret, timeout: timeoutOf(o) });
       images.push(shot.toString('base64'));
       return { screenshot: images.length, bytes: shot.length };
