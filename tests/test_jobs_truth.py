@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.agent.turns import TurnOutcome
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.events import Event
-from browser_copilot.metrics import Metrics
 from browser_copilot.ui.render import render_outcome
 from browser_copilot.ui.theme import make_console
 from tests.support.app import spawn_chat

@@ -26,6 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from browser_copilot.agent.conversation import chat_history
 from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import MemoryBook
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.agent.runner import AgentRunner, Graph, compile_graph
 from browser_copilot.agent.storage import forget_session, list_sessions
 from browser_copilot.browser.pool import BrowserPool
@@ -34,7 +35,6 @@ from browser_copilot.config import Settings
 from browser_copilot.events import fan_out
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.logs import StepEventLog
-from browser_copilot.metrics import Metrics
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.server.history import History
 from browser_copilot.server.hub import Hub

@@ -30,6 +30,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from browser_copilot import __version__
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.agent.storage import last_session, list_sessions, remember_session
 from browser_copilot.agent.turns import new_session_id
 from browser_copilot.config import Settings
@@ -41,7 +42,6 @@ from browser_copilot.llm.provider import (
     resolve_llm,
 )
 from browser_copilot.logs import StepEventLog
-from browser_copilot.metrics import Metrics
 from browser_copilot.ui.chat_commands import ChatCommands, Part
 from browser_copilot.ui.chat_start import CHAT_MODE, ChatStart
 from browser_copilot.ui.lines import LineReader

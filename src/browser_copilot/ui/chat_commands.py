@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from rich.console import Console
 from rich.markup import escape
 
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.agent.storage import remember_session
 from browser_copilot.agent.turns import new_session_id
 from browser_copilot.config import Settings
@@ -20,7 +21,6 @@ from browser_copilot.errors import BrowserError, McpError
 from browser_copilot.events import EventSink
 from browser_copilot.llm.provider import LlmEndpoint
 from browser_copilot.logs import save_snapshot
-from browser_copilot.metrics import Metrics
 from browser_copilot.ui.render import EventPrinter
 from browser_copilot.ui.status import render_status
 

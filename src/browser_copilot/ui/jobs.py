@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from browser_copilot.agent.context import AgentContext
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.agent.runner import AgentRunner, Graph
 from browser_copilot.agent.storage import remember_session
 from browser_copilot.agent.turns import TurnOutcome, new_session_id
@@ -37,7 +38,6 @@ from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserError, CopilotError, McpError, SessionBusy
 from browser_copilot.events import Event, EventSink, fan_out
 from browser_copilot.logs import StepEventLog
-from browser_copilot.metrics import Metrics
 from browser_copilot.ui.render import EventPrinter, doubts, render_outcome
 
 JobState = Literal["waiting", "running", "waiting_user", "done", "failed", "cancelled"]

@@ -26,6 +26,7 @@ from rich.markup import escape
 
 from browser_copilot.agent.factory import make_context
 from browser_copilot.agent.memory import open_memory
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.agent.runner import AgentRunner, TurnOutcome, compile_graph
 from browser_copilot.agent.storage import open_checkpointer, remember_session
 from browser_copilot.agent.tools import builtin_specs
@@ -36,7 +37,6 @@ from browser_copilot.events import EventSink, fan_out
 from browser_copilot.extras.servers import ExtraServers
 from browser_copilot.llm.provider import HOW_TO_CONFIGURE, LlmEndpoint, build_chat_model, resolve_llm
 from browser_copilot.logs import StepEventLog
-from browser_copilot.metrics import Metrics
 from browser_copilot.ui import run_output as codes
 from browser_copilot.ui.render import STOP_LABELS, EventPrinter, doubts, render_outcome
 from browser_copilot.ui.run_output import ErrorKind, JsonLines, StopFlag, continue_hint, result_record

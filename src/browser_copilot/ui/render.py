@@ -26,8 +26,8 @@ from browser_copilot.plain_steps import Narrator, one_line, plural, shorten
 from browser_copilot.safety.redaction import redact_data
 
 if TYPE_CHECKING:  # annotations only: the chat's prompt comes before LangGraph and the MCP client load
+    from browser_copilot.agent.metrics import RunCount
     from browser_copilot.agent.turns import TurnOutcome
-    from browser_copilot.metrics import RunCount
 
 STOP_LABELS = {
     "answered": "answered",

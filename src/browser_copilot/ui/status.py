@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from browser_copilot.metrics import Metrics
+from browser_copilot.agent.metrics import Metrics
 from browser_copilot.plain_steps import plural
 from browser_copilot.ui.render import show
 
