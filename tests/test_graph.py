@@ -577,11 +577,12 @@ async def test_a_banner_that_comes_up_after_the_load_does_not_take_the_first_cli
 ) -> None:
     """The page was observed before its consent layer came up (0.5 s after the load); the model's click
     meets the layer: the app closes it first (by structure, never "accept") and the click lands, with
-    no time-out."""
+    no time-out. (On a slow machine the layer is up when the call begins, and the app closes it then:
+    the code waits for the page's mark that it came up, not for the layer, which may be gone.)"""
     runner, _, _ = make_runner(
         goto(pages.url("late-banner.html")),
         code(
-            "async (page) => { await page.locator('#backdrop').waitFor();"
+            "async (page) => { await page.locator('body[data-banner=shown]').waitFor({ state: 'attached' });"
             " await page.locator('#search').click({ timeout: 3000 });"
             " return await page.locator('#out').textContent() }"
         ),

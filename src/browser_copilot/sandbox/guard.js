@@ -432,7 +432,10 @@
         if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
           if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
           if (el.value) found.push(el.value);
-          if (el.value && el.getAttribute('value') === el.value) el.removeAttribute('value');
+          // The page's copy of the value in the attribute goes (a selector could test it a character at a
+          // time); the value stays, also where it was the attribute's own (a field the server filled).
+          const v = el.value;
+          if (v && el.getAttribute('value') === v) { el.removeAttribute('value'); if (el.value !== v) el.value = v; }
         }
         if (el.shadowRoot) walk(el.shadowRoot);
         else if (!el.hasAttribute('data-bc-opaque') && drawsUnseen(el)) el.setAttribute('data-bc-opaque', '');
