@@ -9,7 +9,6 @@ them asks nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.observing import observe
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack, sent_once_after_yes, settled
-from tests.support.sites import Request, Site
+from tests.support.sites import Request, Site, site_watched
 from tests.support.waiting import async_wait_until
 
 PAGE = (Path(__file__).parent / "doors_site.html").read_text("utf-8")
@@ -40,21 +39,7 @@ def answer(request: Request, port: int) -> str:
     return "<!doctype html><title>Done</title><p>ok</p>"
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    with Site(answer) as doors:
-        yield doors
-
-
-def reached(site: Site) -> list[str]:
-    return [f"{r.method} {r.path}" for r in site.requests if r.path.startswith("/api/x")]
-
-
-@pytest.fixture(autouse=True)
-def clean(site: Site) -> Iterator[None]:
-    site.requests.clear()
-    yield
-    assert not reached(site), f"a request reached the site without a card: {reached(site)}"
+site, clean = site_watched(answer, "/api/x")
 
 
 WAYS = {

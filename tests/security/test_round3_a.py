@@ -23,7 +23,8 @@ from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack, settled, tool_results
 from tests.support.recorder import SECRET, Recorder
-from tests.support.sites import Request, Site
+from tests.support.sites import Request, Site, site_watched
+from tests.support.sites import reached as watched_requests
 from tests.support.waiting import async_wait_until
 
 PAGE = (Path(__file__).parent / "round3_a_site.html").read_text("utf-8")
@@ -35,21 +36,11 @@ def answer(request: Request, port: int) -> str:
     return "<!doctype html><title>Done</title><p>ok</p>"
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    with Site(answer) as shop:
-        yield shop
+site, clean = site_watched(answer, "/api/")
 
 
 def reached(site: Site) -> list[str]:
-    return [f"{r.method} {r.path} {r.body}" for r in site.requests if r.path.startswith("/api/")]
-
-
-@pytest.fixture(autouse=True)
-def clean(site: Site) -> Iterator[None]:
-    site.requests.clear()
-    yield
-    assert not reached(site), f"a request reached the site without a card: {reached(site)}"
+    return watched_requests(site, "/api/")
 
 
 async def quiet_for(seconds: float, bad: Callable[[], list[str]]) -> list[str]:

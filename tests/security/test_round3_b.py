@@ -9,7 +9,6 @@ no request of `/api/x` reaches it without a card, and nothing secret reaches the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from browser_copilot.safety.judge import Judge
 from browser_copilot.sandbox.urls import UrlPolicy
 from tests.security.test_attacks import attack, settled
 from tests.support.scripted_model import ScriptedModel, code, say
-from tests.support.sites import Request, Site
+from tests.support.sites import Request, Site, site_watched
 
 PAGE = (Path(__file__).parent / "round3_b_site.html").read_text("utf-8")
 PASSWORD = "Kz9-orAcle-tw0"
@@ -63,21 +62,7 @@ def answer(request: Request, port: int) -> str:
     return "<!doctype html><title>Done</title><p>ok</p>"
 
 
-@pytest.fixture(scope="module")
-def site() -> Iterator[Site]:
-    with Site(answer) as mailbox:
-        yield mailbox
-
-
-def reached(site: Site) -> list[str]:
-    return [f"{r.method} {r.path}" for r in site.requests if r.path.startswith("/api/x")]
-
-
-@pytest.fixture(autouse=True)
-def clean(site: Site) -> Iterator[None]:
-    site.requests.clear()
-    yield
-    assert not reached(site), f"a request reached the site without a card: {reached(site)}"
+site, clean = site_watched(answer, "/api/x")
 
 
 # ----- input that is not a click ----------------------------------------------------------------------

@@ -4,10 +4,12 @@ request it really received (method, path, body), so a test can tell what the bro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import pytest
 
 from browser_copilot.browser.guarded import guard_report, guarded_code, replay_code
 from browser_copilot.browser.session import BrowserSession
@@ -90,6 +92,31 @@ class Site:
     def __exit__(self, *_: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def reached(site: Site, prefix: str) -> list[str]:
+    """The requests under `prefix` the site received ("POST /api/x/orders body")."""
+    return [f"{r.method} {r.path} {r.body}".rstrip() for r in site.requests if r.path.startswith(prefix)]
+
+
+def site_watched(pages: Pages, prefix: str) -> tuple[Any, Any]:
+    """A test module's `site` fixture (one site for the module) and its autouse `clean` fixture: no
+    request under `prefix` (the site's acting addresses) reaches the site without a card in any test.
+    Assign both at the module's top level: `site, clean = site_watched(answer, "/api/x")`."""
+
+    @pytest.fixture(scope="module")
+    def site() -> Iterator[Site]:
+        with Site(pages) as recorded:
+            yield recorded
+
+    @pytest.fixture(autouse=True)
+    def clean(site: Site) -> Iterator[None]:
+        site.requests.clear()
+        yield
+        found = reached(site, prefix)
+        assert not found, f"a request reached the site without a card: {found}"
+
+    return site, clean
 
 
 async def held_then_allowed(session: BrowserSession, code: str) -> dict[str, Any]:
