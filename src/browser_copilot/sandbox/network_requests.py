@@ -180,7 +180,10 @@ class RequestGate(TargetWatch):
     def _window_tab(self, target: Target) -> str:
         """The tab whose input's window covers the requests of `target`: its own tab's; for a tab an input
         of the agent opened (a popup, a form or a link with target=_blank) while it has no window of its
-        own, its opener's, else the tab of the newest window (a popup that keeps no opener)."""
+        own, its opener's; else, for any of the session's tabs and workers with no window of their own
+        (a popup that keeps no opener, a tab another tab's input made act through a BroadcastChannel, a
+        storage event or a message, a shared worker, which belongs to no tab), the tab of the newest
+        window: what the page sends there while an input's window is open is that input's doing."""
         own = target.tab or target.id
         tab = self._targets.get(own)
         seen: set[str] = set()
@@ -190,9 +193,12 @@ class RequestGate(TargetWatch):
             seen.add(tab.id)
             opener = self._targets.get(str(tab.opener or ""))
             if opener is None or opener.id in seen:
-                return self.effects.newest_tab() or own
+                break
             tab = opener
-        return tab.id if tab is not None else own
+        found = tab.id if tab is not None else own
+        if self.effects.window_of(found) is None:
+            return self.effects.newest_tab() or found
+        return found
 
     def _effect(self, target: Target, request: dict[str, Any], kind: str) -> HeldRequest | None:
         """The effect gate's answer for a request of an agent's tab (None: it may leave)."""
