@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -187,8 +188,16 @@ async def _read_download(ctx: AgentContext, call: ToolCall, args: read_download)
 
 
 def _named_by_user(state: AgentState, path: str) -> bool:
+    """`path` is a whole path the user wrote (as written, or with `~` expanded): not a part of one — the
+    private key `~/.ssh/id_ed25519` inside the named `~/.ssh/id_ed25519.pub`, a relative `cv.pdf` inside
+    `~/cv.pdf` — and not a path inside an address they wrote."""
     said = user_said(state)
-    return path in said or os.path.expanduser(path) in said
+    return any(_whole(said, p) for p in {path, os.path.expanduser(path)} if p)
+
+
+def _whole(said: str, path: str) -> bool:
+    """`path` occurs in `said` with no path character on either side (a sentence's last `.` aside)."""
+    return re.search(rf"(?<![\w./~:-]){re.escape(path)}(?![\w/~-]|\.\w)", said) is not None
 
 
 def _prepare_upload(state: AgentState, browser: BrowserSession, path: str) -> Path:
