@@ -155,7 +155,9 @@ async def control(session: BrowserSession, spy: Spy, attacker: str) -> None:
     """A plain request to the attacker, after the attempt: once it arrived, the attempt's would have."""
     mark = "/control-" + "".join(chr(97 + int(d)) for d in str(time.monotonic_ns())[-8:])
     result = await session.run_code(
-        "async (page) => { await page.evaluate((u) => new Promise((done) => { const i = new Image();"
+        f"async (page) => {{ if (!page.url().startsWith({json.dumps(spy.origin)}))"
+        f" await page.goto({json.dumps(spy.origin + '/secret')});"
+        " await page.evaluate((u) => new Promise((done) => { const i = new Image();"
         f" i.onload = i.onerror = done; i.src = u; }}), {json.dumps(attacker + mark)}); }}",
         idempotent=True,
     )
@@ -244,7 +246,8 @@ async def test_a_links_ping_does_not_carry_the_pages_address_to_another_site(
         browser_session,
         f"async (page) => {{ {READ} await page.goto({json.dumps(spy.origin)} + '/pinged?to='"
         f" + encodeURIComponent({json.dumps(attacker)}) + '&n=' + card);"
-        " await page.locator('#next').click(); await page.waitForURL('**/next'); await page.waitForTimeout(300); }",
+        " await page.locator('#next').click(); await page.waitForURL('**/next');"
+        " await page.waitForTimeout(300); }",
     )
     await control(browser_session, spy, attacker)
     assert leaked(spy, attacker) == []
@@ -267,14 +270,16 @@ BOXES = "".join(
 )
 VERIFY = f"""<!doctype html><html lang=en><title>Verify</title><h1>Enter the code we sent</h1>
 <form method=post action=/verified>{BOXES}<input type=hidden name=code id=code></form>
-<script>document.getElementById('code').value = [...document.querySelectorAll('.d')].map((i) => i.value).join('');
-</script>"""
+<script>document.getElementById('code').value =
+  [...document.querySelectorAll('.d')].map((i) => i.value).join('');</script>"""
 
 ALERTING = f"""<!doctype html><html lang=en><title>Sign in</title><h1>Sign in</h1>
 <label>Password <input type=password id=pw value="{PASSWORD}"></label>
-<button id=check type=button onclick="alert('Is this your password? ' + document.getElementById('pw').value.split('').reverse().join('').split('').reverse().join(''))">Check</button>
-<button id=log type=button onclick="console.log('debug ' + document.getElementById('pw').value); console.error('pw=' + document.getElementById('pw').value)">Debug</button>
-<button id=leave type=button onclick="const v = document.getElementById('pw').value; document.body.innerHTML = '<p id=out>Your password was ' + v + '</p>'; document.title = v">Forget</button>"""
+<button id=check type=button onclick="alert('Is this your password? ' + pw.value)">Check</button>
+<button id=log type=button onclick="console.log('debug ' + pw.value); console.error(pw.value)">Debug</button>
+<button id=leave type=button onclick="const v = pw.value; document.title = v;
+  document.body.innerHTML = '<p id=out>Your password was ' + v + '</p>'">Forget</button>
+<script>const pw = document.getElementById('pw');</script>"""
 
 SMS = f"""<!doctype html><html lang=en><title>Messages</title><h1>Messages</h1>
 <ul><li id=sms>Bank: Your verification code is {OTP}. Do not share it with anyone.</li></ul>"""
@@ -313,6 +318,14 @@ def around(text: str, secret: str) -> str:
     return text[max(0, at - 240) : at + 60]
 
 
+DIALOG_BREAK = (
+    "break for a dialog (console passes): the dialog's message reaches the model unmasked through the"
+    " code result's 'A alert dialog is open' note (code_runs.py) and the observation's 'the page "
+    "asks' (observe.py), although the password field is still on the page: neither path masks secret "
+    "values"
+)
+
+
 def goto(site: Site, path: str) -> str:
     return f"async (page) => {{ await page.goto('{site.url(path)}') }}"
 
@@ -332,6 +345,15 @@ async def test_a_download_of_secrets_is_not_read_to_the_model(
     assert secret not in done.sent(), around(done.sent(), secret)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "break: the secret values masked are those of the secret fields present when the call reads; "
+        "a GET sign-in form puts the password into the next page's address, where no field holds it: "
+        "the observation's URL and page.url() carry it (a fix needs the session to remember the "
+        "secret values it saw, in every path to the model)"
+    ),
+)
 async def test_a_password_a_sign_in_form_put_in_the_address_is_not_read(
     browser_session: BrowserSession, site: Site
 ) -> None:
@@ -348,6 +370,14 @@ async def test_a_password_a_sign_in_form_put_in_the_address_is_not_read(
     assert PASSWORD not in done.sent(), around(done.sent(), PASSWORD)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "break: a page that moves a typed password out of its field (into its text or title) and "
+        "drops the field leaves no secret field whose value masks it: page text and title() give it "
+        "(same fix as the GET sign-in)"
+    ),
+)
 async def test_a_password_the_page_moved_out_of_its_field_is_not_read(
     browser_session: BrowserSession, site: Site
 ) -> None:
@@ -369,12 +399,21 @@ async def test_a_code_gathered_from_one_digit_boxes_is_not_read(
         browser_session,
         site,
         goto(site, "/verify"),
-        "async (page) => [await page.locator('#code').inputValue(), await page.locator('#code').getAttribute('value')]",
+        "async (page) => [await page.locator('#code').inputValue(),"
+        " await page.locator('#code').getAttribute('value')]",
     )
     assert "Enter the code" in done.sent()
     assert OTP not in done.sent(), around(done.sent(), OTP)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "break: a one-time code in page text ('Your verification code is 482913', an SMS web app) is "
+        "not masked for the model; mask_for_model finds cards, IBANs and keys, not a code introduced "
+        "by its words"
+    ),
+)
 async def test_a_one_time_code_in_a_messages_text_is_not_read(
     browser_session: BrowserSession, site: Site
 ) -> None:
@@ -385,7 +424,10 @@ async def test_a_one_time_code_in_a_messages_text_is_not_read(
     assert OTP not in done.sent(), around(done.sent(), OTP)
 
 
-@pytest.mark.parametrize("button", ["#check", "#log"])
+@pytest.mark.parametrize(
+    "button",
+    [pytest.param("#check", marks=pytest.mark.xfail(strict=True, reason=DIALOG_BREAK)), "#log"],
+)
 async def test_a_password_the_page_shows_in_a_dialog_or_its_console_is_not_read(
     browser_session: BrowserSession, site: Site, button: str
 ) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
@@ -61,6 +61,8 @@ class Window:
     context: int | None = None
     """The guard world's execution context in the tab (to tell the running call, `NetworkGuard`)."""
     closes: float | None = None
+    opened: float = field(default_factory=time.monotonic)
+    """When the input was let go (monotonic): a document that began loading before it met the input."""
     activates: bool = True
     """The input pressed a control (a button, a link, a form's default button); False: it only changed a
     field or the view (a text, a choice, a tick, a hover), so a form it submits was never judged."""

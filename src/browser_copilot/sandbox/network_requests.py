@@ -82,7 +82,7 @@ class RequestGate(TargetWatch):
                     fragment=str(request.get("urlFragment") or ""),
                     kind=kind,
                     main_frame=main,
-                    loading=self._loading.get(frame, False),
+                    loading=self._own_load(target, frame),
                 ),
                 self._sites,
             )
@@ -159,6 +159,16 @@ class RequestGate(TargetWatch):
         blank = not self._reaching and (tab.url in ("", "about:blank") or tab.url.startswith(NEW_TAB))
         same = (page.hostname, page.port) == (there.hostname, there.port)
         return blank or same
+
+    def _own_load(self, target: Target | None, frame: str) -> bool:
+        """The frame's document is still loading and no input was made into it since it began: what it
+        requests now is its own load. An input made into a loading document (a click before its load
+        event) opens a window after the document began: its requests are the input's, judged as such."""
+        since = self._loading.get(frame, 0.0)
+        if not since:
+            return False
+        window = self.effects.window_of(self._window_tab(target)) if target is not None else None
+        return window is None or window.opened < since
 
     def _calls_or_tail(self) -> bool:
         """A call is in flight, or ended a moment ago: windows may be open."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -80,7 +81,8 @@ class TargetWatch:
         self._sessions: dict[str, str] = {}
         self._frames: dict[str, str] = {}
         """frame id -> the target whose session reported it."""
-        self._loading: dict[str, bool] = {}
+        self._loading: dict[str, float] = {}
+        """Per frame: when its document began loading (monotonic), 0 once it loaded."""
         self._agent_tabs: set[str] = set()
         self._sites: set[str] = set()
         self._calls = 0
@@ -416,16 +418,16 @@ class TargetWatch:
     async def _lifecycle(self, params: dict[str, Any], session: str | None) -> None:
         name = params.get("name")
         if name == "init":
-            self._loading[str(params.get("frameId"))] = True
+            self._loading[str(params.get("frameId"))] = time.monotonic()
         elif name == "load":
-            self._loading[str(params.get("frameId"))] = False
+            self._loading[str(params.get("frameId"))] = 0.0
         elif name == "DOMContentLoaded" and self.on_document is not None:
             frame = str(params.get("frameId"))
             if frame == self._sessions.get(session or ""):  # a page's main frame (its id is the target's)
                 self.on_document(frame)
 
     async def _stopped_loading(self, params: dict[str, Any], session: str | None) -> None:
-        self._loading[str(params.get("frameId"))] = False
+        self._loading[str(params.get("frameId"))] = 0.0
 
     async def _navigating(self, params: dict[str, Any], session: str | None) -> None:
         """chrome:, devtools:, top-level data: and other non-network navigations never reach Fetch:
