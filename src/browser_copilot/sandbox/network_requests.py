@@ -122,6 +122,15 @@ class RequestGate(TargetWatch):
         url = str(request.get("url") or "")
         frame = str(params.get("frameId") or "")
         if why is None:
+            go: dict[str, Any] = {"requestId": params.get("requestId")}
+            headers = {str(k): str(v) for k, v in (request.get("headers") or {}).items()}
+            referer = next((v for k, v in headers.items() if k.lower() == "referer"), "")
+            # Decided before the site may join the task below: the request that brings it in is the first.
+            cut = self.policy.referer_cut(url, referer, self._sites) if referer else None
+            if cut is not None:
+                go["headers"] = [
+                    {"name": k, "value": cut if k.lower() == "referer" else v} for k, v in headers.items()
+                ]
             if (
                 params.get("resourceType") == "Document"
                 and not self.policy.allowed
@@ -129,7 +138,7 @@ class RequestGate(TargetWatch):
             ):
                 # A page or frame of it opens in an agent tab without data: its site joins the task.
                 self.bring_in(url)
-            await cdp.post("Fetch.continueRequest", {"requestId": params.get("requestId")}, session)
+            await cdp.post("Fetch.continueRequest", go, session)
             return
         await cdp.post(
             "Fetch.failRequest",

@@ -185,6 +185,19 @@ class UrlPolicy:
             return f"{parts.netloc} is the browser's DevTools endpoint or the app's own server"
         return self.list_problem(parts.hostname or "")
 
+    def referer_cut(self, url: str, referer: str, sites: set[str]) -> str | None:
+        """The Referer a request to a site outside the task may carry: its origin alone (what Chrome sends
+        across origins by default), or None to leave it. A page may give its whole address (a policy of
+        `unsafe-url`), and the code chose that address: its query would carry data past `judge`."""
+        try:
+            there, source = urlsplit(url), urlsplit(referer)
+        except ValueError:
+            return None
+        if self.allowed or site_of(there.hostname or "") in sites or source.scheme not in ("http", "https"):
+            return None
+        origin = f"{source.scheme}://{source.netloc}/"
+        return origin if referer != origin else None
+
     def judge(self, request: Request, sites: set[str]) -> str | None:
         """Why this request may not leave, or None. `sites`: the task's sites (no list set)."""
         parts = urlsplit(request.url)
