@@ -5,8 +5,12 @@ path the model or the MCP server names."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 from browser_copilot.sandbox.download_events import Download
 
@@ -38,6 +42,8 @@ def read_text(download: Download, limit: int = 20_000) -> str:
         text = data.decode("utf-8", "replace").lstrip("\ufeff")
         if download.name.lower().endswith(".json"):
             text = _json_text(text)
+        elif download.name.lower().endswith((".csv", ".tsv")):
+            text = _csv_text(text)
     if len(text) > limit:
         return f"{text[:limit]}\n… ({len(text) - limit} more characters)"
     return text
@@ -60,12 +66,67 @@ def _pdf_text(path: Path, name: str) -> str:
     return text
 
 
+MASK = "<secret withheld>"
+_SECRET_WORDS = frozenset(
+    {"password", "passwd", "pwd", "passcode", "passphrase", "otp", "totp", "mfa", "cvv", "cvv2", "cvc"}
+    | {"csc", "pin", "pan", "secret"}
+)
+
+
+def secret_name(name: str) -> bool:
+    """A column or key that holds a secret by what it is named, as a secret field is (`secret.js`): a
+    password, a one-time code, a card's number or code, a PIN; never a substring ("Passenger")."""
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()
+    tokens = [t for t in re.split(r"[^a-z0-9]+", words) if t]
+    if any(t in _SECRET_WORDS for t in tokens) or "".join(tokens) in (
+        "cardnumber",
+        "ccnumber",
+        "onetimecode",
+    ):
+        return True
+    has = set(tokens).__contains__
+    card = (has("card") or has("cc")) and (has("number") or has("num") or has("no"))
+    code = any(map(has, ("security", "verification", "sms", "auth", "recovery", "backup"))) and has("code")
+    return card or code
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (MASK if secret_name(str(k)) and v not in (None, "") else _masked(v)) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
+
+
 def _json_text(text: str) -> str:
-    """A JSON file laid out one value per line (a minified one is one long line otherwise)."""
+    """A JSON file laid out one value per line (a minified one is one long line otherwise), the values of
+    its secret keys withheld."""
     try:
-        return json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+        return json.dumps(_masked(json.loads(text)), ensure_ascii=False, indent=1)
     except ValueError:
         return text
+
+
+def _csv_text(text: str) -> str:
+    """A CSV (or TSV) file with the values of its secret columns (by the header's name) withheld."""
+    try:
+        dialect: Any = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    rows = list(csv.reader(io.StringIO(text), dialect))
+    if not rows:
+        return text
+    secret = [i for i, name in enumerate(rows[0]) if secret_name(name)]
+    if not secret:
+        return text
+    out = io.StringIO()
+    writer = csv.writer(out, dialect, lineterminator="\n")
+    writer.writerow(rows[0])
+    for row in rows[1:]:
+        writer.writerow([MASK if i in secret and cell else cell for i, cell in enumerate(row)])
+    return out.getvalue()
 
 
 __all__ = ["Download", "DownloadUnreadable", "read_text"]
