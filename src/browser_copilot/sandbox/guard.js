@@ -427,11 +427,14 @@
     });
   const secretValues = () => {
     const found = [];
+    const rows = new Map();  // a row of one-character boxes holds one code: their values joined
     const walk = (root) => {
       for (const el of root.querySelectorAll('*')) {
         if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
           if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
           if (el.value) found.push(el.value);
+          const row = el.form || el.parentElement;
+          if (el.maxLength === 1 && row) rows.set(row, (rows.get(row) || '') + el.value);
           // The page's copy of the value in the attribute goes (a selector could test it a character at a
           // time); the value stays, also where it was the attribute's own (a field the server filled).
           const v = el.value;
@@ -442,6 +445,7 @@
       }
     };
     for (const win of windows()) walk(win.document);
+    for (const code of rows.values()) if (code.length >= 3) found.unshift(code);
     return [...found, ...revealed].slice(0, 50);
   };
 
