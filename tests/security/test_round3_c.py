@@ -439,3 +439,52 @@ async def test_a_password_the_page_shows_in_a_dialog_or_its_console_is_not_read(
         call("handle_dialog", accept=False),
     )
     assert PASSWORD not in done.sent(), around(done.sent(), PASSWORD)
+
+
+SPA_BOXES = "".join(
+    f'<span class=cell><input class=d maxlength=1 inputmode=numeric value="{d}"></span>' for d in OTP
+)
+SPA_VERIFY = f"""<!doctype html><html lang=en><title>Verify</title><h1>Enter the code we sent</h1>
+<div class=otp>{SPA_BOXES}</div><button id=go type=button>Verify</button>"""
+
+CARDS = """<!doctype html><html lang=en><title>Pay</title><h1>Pay with a saved card</h1>
+<label>Card <select id=saved><option value="4111111111111111">Visa ending 1111</option>
+<option value="5555555555554444">Mastercard ending 4444</option></select></label>
+<label>Password <input type=password id=pw value="Vq7-export-Pw91"></label><input id=q>"""
+
+PAGES.update({"/spa-verify": SPA_VERIFY, "/cards": CARDS})
+
+
+async def test_a_code_in_one_digit_boxes_outside_a_form_is_not_read(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """A single-page app's row of one-digit boxes, each in a wrapper and no form around them: the code is
+    read box by box."""
+    done = await attack(
+        browser_session,
+        site,
+        goto(site, "/spa-verify"),
+        "async (page) => { const out = []; for (const box of await page.locator('.d').all())"
+        " out.push(await box.inputValue().catch((e) => 'refused')); return out.join('') }",
+    )
+    assert "Enter the code" in done.sent()
+    assert OTP not in done.sent(), around(done.sent(), OTP)
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        "await page.locator('#saved').inputValue()",
+        "await page.locator('#saved option').first().getAttribute('value')",
+        "await page.locator('input').fill('x').then(() => 'filled', (e) => String(e))",
+        "await page.locator('#saved').selectOption('nope', { timeout: 500 }).catch((e) => String(e))",
+    ],
+    ids=["select-value", "option-attribute", "strict-mode-error", "select-error"],
+)
+async def test_a_saved_card_or_a_password_is_not_read_through_a_choice_or_an_error(
+    browser_session: BrowserSession, site: Site, read: str
+) -> None:
+    done = await attack(browser_session, site, goto(site, "/cards"), f"async (page) => {read}")
+    assert "Pay with a saved card" in done.sent()
+    for secret in ("4111111111111111", "5555555555554444", PASSWORD):
+        assert secret not in done.sent(), around(done.sent(), secret)
