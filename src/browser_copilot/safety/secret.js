@@ -33,5 +33,11 @@
   const inputs = form ? [...form.querySelectorAll('input')].filter((i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase())) : [el];
   // One code field (4-8 digits), or a row of 4-8 one-character boxes, and nothing else to fill.
   if (max >= 4 && max <= 8 && inputs.length === 1) return true;
-  return max === 1 && inputs.length >= 4 && inputs.length <= 8 && inputs.every((i) => Number(i.getAttribute('maxlength') || 0) === 1);
+  if (max !== 1) return false;
+  // Outside a form the row is the nearest group that holds more than one field (boxes in wrappers).
+  let row = inputs;
+  for (let a = el.parentElement, n = 0; !form && a && n < 3 && row.length < 2; a = a.parentElement, n++) {
+    row = [...a.querySelectorAll('input')].filter((i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase()));
+  }
+  return row.length >= 4 && row.length <= 8 && row.every((i) => Number(i.getAttribute('maxlength') || 0) === 1);
 }

@@ -433,7 +433,8 @@
         if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
           if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
           if (el.value) found.push(el.value);
-          const row = el.form || el.parentElement;
+          let row = el.form || el.parentElement;
+          while (!el.form && row && row.parentElement && row.querySelectorAll('input').length < 2) row = row.parentElement;
           if (el.maxLength === 1 && row) rows.set(row, (rows.get(row) || '') + el.value);
           // The page's copy of the value in the attribute goes (a selector could test it a character at a
           // time); the value stays, also where it was the attribute's own (a field the server filled).
