@@ -11,7 +11,7 @@ import asyncio
 import base64
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,7 +25,7 @@ from tests.security.test_attacks import attack, settled, tool_results
 from tests.support.recorder import SECRET, Recorder
 from tests.support.sites import Request, Site, site_watched
 from tests.support.sites import reached as watched_requests
-from tests.support.waiting import async_wait_until
+from tests.support.waiting import async_wait_until, quiet_for
 
 PAGE = (Path(__file__).parent / "round3_a_site.html").read_text("utf-8")
 
@@ -41,16 +41,6 @@ site, clean = site_watched(answer, "/api/")
 
 def reached(site: Site) -> list[str]:
     return watched_requests(site, "/api/")
-
-
-async def quiet_for(seconds: float, bad: Callable[[], list[str]]) -> list[str]:
-    """What `bad` finds within `seconds` (it stops looking at the first find)."""
-    for _ in range(int(seconds * 10)):
-        found = bad()
-        if found:
-            return found
-        await asyncio.sleep(0.1)
-    return bad()
 
 
 def later_requests(site: Site) -> list[str]:

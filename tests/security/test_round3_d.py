@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from tests.security.test_attacks import Attack, attack, tool_results
 from tests.support.scripted_model import ScriptedModel, call, code, say
 from tests.support.sites import Request, Site, site_watched
 from tests.support.sites import reached as watched_requests
+from tests.support.waiting import quiet_for
 
 PAGE = (Path(__file__).parent / "round3_d_site.html").read_text("utf-8")
 SCRIPTS = {
@@ -59,15 +59,6 @@ def scripts(site: Site) -> None:
 
 def reached(site: Site) -> list[str]:
     return watched_requests(site, "/api/")
-
-
-async def quiet_for(seconds: float, bad: Callable[[], list[str]]) -> list[str]:
-    for _ in range(int(seconds * 10)):
-        found = bad()
-        if found:
-            return found
-        await asyncio.sleep(0.1)
-    return bad()
 
 
 def go(site: Site, path: str) -> str:

@@ -53,3 +53,14 @@ async def eventually(
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+async def quiet_for(seconds: float, bad: Callable[[], list[str]]) -> list[str]:
+    """What `bad` finds within `seconds`, polled every 0.1 s (it stops at the first find): for what must
+    not happen later (a request sent after its call or its window ended), where no event says "never"."""
+    for _ in range(int(seconds * 10)):
+        found = bad()
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    return bad()
