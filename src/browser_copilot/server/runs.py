@@ -261,6 +261,12 @@ class SessionRuns:
             log.warning("live view: %s", task.exception())
 
     def _answer(self, s: Session, outcome: TurnOutcome) -> None:
+        # The run's own `status` event came before the browser was given back: a page (re)loaded in between
+        # was told "running" by `detail`. The state the session ends in is said again, now that it holds.
+        self._answered(s, outcome)
+        s.hub.send({"kind": "status", "state": s.state})
+
+    def _answered(self, s: Session, outcome: TurnOutcome) -> None:
         if outcome.interrupt is not None:
             s.state = "waiting_user"
             confirm = outcome.interrupt.get("kind") == "confirm"
