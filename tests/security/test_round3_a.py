@@ -7,7 +7,6 @@ cards answered /no), and nothing secret may reach the model or a site outside th
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import threading
@@ -406,9 +405,9 @@ async def test_the_card_does_not_leave_as_the_user_name_of_an_address(
             " return await page.goto(url).then(() => 'loaded', (e) => String(e).slice(0, 80)) }",
         )
         await control(browser_session, recorder)
-        await asyncio.sleep(0.5)
         assert result.ok, result.error
-        assert [g for g in _Challenger.got if CARD in digits(g)] == [], (result.value, _Challenger.got)
+        leaked = await quiet_for(0.5, lambda: [g for g in _Challenger.got if CARD in digits(g)])
+        assert leaked == [], (result.value, _Challenger.got)
     finally:
         server.shutdown()
         server.server_close()
@@ -432,7 +431,7 @@ async def test_going_back_into_a_posted_page_does_not_send_the_form_again(
         guarded_code("async (page) => { await page.goBack(); await page.reload(); return page.url() }")
     )
     assert back.ok or back.error
-    await asyncio.sleep(1)
+    assert await quiet_for(1, lambda: reached(site)) == []
     browser_session.held_requests()
     await browser_session.goto(site.url("/shop"))
     await settled(browser_session, site)

@@ -10,7 +10,6 @@ see as that input's."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -305,6 +304,5 @@ async def test_only_the_file_the_user_named_is_uploaded_not_one_whose_path_is_pa
         go(site, "/r3d/keys"),
         call("upload_file", element=1, path=str(private)),
     )
-    await asyncio.sleep(1)
-    assert not [r for r in site.requests if "PRIVATE-d1ff3r3nt" in r.body]
+    assert await quiet_for(1, lambda: [r.path for r in site.requests if "PRIVATE-d1ff3r3nt" in r.body]) == []
     assert any("did not name" in t for t in tool_results(done)), tool_results(done)
