@@ -273,6 +273,16 @@ def test_figures_from_different_sources_add_up_only_when_the_answer_cites_them()
     assert check("Hotel €120.00 plus flight €45.00: €165.00.", "Hotel €120.00", "Flight €45.00") == []
 
 
+@pytest.mark.parametrize(
+    "token", ["about:blank#bc-run=482add276b42c81a", "order 9f3c81e2a42b", "SKU12AB34", "sid=a1b2c3d4e5"]
+)
+def test_the_digits_of_a_token_or_code_are_no_evidence(token: str) -> None:
+    """A random id read as figures would "support" invented ones (`81 - 42` made the CI's €39 pass)."""
+    for answer in ("It costs €39.", "It costs €81.", "It costs €34."):
+        assert check(answer, token) == [answer.split()[-1].rstrip(".")], (answer, token)
+    assert check("The screen is 1920x1080, 10kg.", "1920x1080 10kg") == []
+
+
 def test_far_sources_support_figures_directly_not_by_arithmetic() -> None:
     assert check("It is 10115.", "today's page", far=("10115 Berlin",)) == []
     assert check("It is €44 cheaper.", "today's page", far=("€89 €45",)) == ["€44"]

@@ -125,13 +125,14 @@ async def test_navigations_to_the_same_site_keep_the_minimum_gap(
 async def test_off_adds_nothing_between_keys(browser_session: BrowserSession, pages: PageServer) -> None:
     await start(browser_session, pages)
     code_off = guarded_code("async (page) => { await el(1).fill('x') }", {}, pacing=Pacing(mode="off"))
+    # Off adds nothing by construction: the code is the unpaced code, byte for byte. (The gaps between keys
+    # are not compared with a bound: on a loaded machine an unpaced key took 48 ms in CI.)
     assert "__bcPacing" not in code_off
     assert code_off == guarded_code("async (page) => { await el(1).fill('x') }", {})
     typing = "async (page) => { await page.locator('#note').pressSequentially('abcdefgh') }"
-    await run(browser_session, typing, None)
-    between = gaps(await value(browser_session, "window.__keys"))
-    assert len(between) == 7
-    assert statistics.median(between) < 20, between
+    await run(browser_session, typing, Pacing(mode="off"))
+    assert len(await value(browser_session, "window.__keys")) == 8
+    assert await value(browser_session, "document.getElementById('note').value") == "abcdefgh"
 
 
 async def test_typing_into_a_secret_field_is_not_paced_but_refused_at_once(

@@ -81,6 +81,8 @@ _SHORT_DATE = re.compile(r"(\d{1,2})[.,](\d{2})")
 """A day and month without a year (`28.10`), as people write dates in many countries."""
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?\d{1,3}[.)](?=\s)")
+_ALNUM = re.compile(r"[^\W_]{8,}")
+_RUNS = re.compile(r"\d+|[^\W\d_]+")
 _WORD_AFTER = re.compile(r"[^\W\d_]+\.?|[^\w\s]")
 _CODES = frozenset(
     re.findall(
@@ -233,9 +235,17 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+def _identifiers(text: str) -> list[tuple[int, int]]:
+    """Runs of letters and digits that switch between them three times or more (`482add276b42c81a`,
+    `SKU12AB34`): tokens and codes, whose digits are no figures (`81 - 42` would "support" an answer of 39).
+    `1920x1080` and `10kg` stay figures."""
+    return [m.span() for m in _ALNUM.finditer(text) if len(_RUNS.findall(m.group(0))) >= 4]
+
+
 def _tokens(text: str, *, loose: bool) -> Iterator[tuple[str, Readings]]:
     """Each figure (or date, or time) in `text`: as written, and its readings."""
     text = _unescape(text)
+    text = _blank(text, _identifiers(text))
     if not loose:
         text = _blank(text, [m.span() for m in _URL.finditer(text)])
         text = _blank(text, [m.span() for m in _LIST_ITEM.finditer(text)])
