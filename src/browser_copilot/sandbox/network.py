@@ -53,6 +53,9 @@ from browser_copilot.sandbox.urls import Refusal, UrlPolicy, named_sites
 
 log = logging.getLogger(__name__)
 
+OPENED_WAIT = 10.0
+"""How long a call's end waits for a tab its input opened to send its first request (it is usually there
+within milliseconds; a tab that never asks, e.g. a popup left blank, costs this once)."""
 GRACE_SECONDS = 6.0
 """How long after a code call the browser-wide interception stays on: a page keeps the user activation of
 the code's last click for 5 s, long enough for a timer the code left behind to open a popup."""
@@ -238,6 +241,7 @@ class NetworkGuard(RequestGate):
         agent's, and the browser-wide interception is on until `GRACE_SECONDS` after the last call."""
         self._calls += 1
         self.effects.call_began()
+        began = time.monotonic()
         if self._calls == 1:
             self.closed_tabs = 0
         try:
@@ -248,6 +252,9 @@ class NetworkGuard(RequestGate):
             # The code can reach any tab (`pages()`): each says who made its requests before it runs.
             await asyncio.gather(*(self._watch(t, wait=True) for t in list(self._targets.values())))
             yield
+            # A tab the call's input opened may start after the call returned (on a busy machine, seconds
+            # later): its first request is the input's, so the windows stay open until it came.
+            await self.opened_asked(began, OPENED_WAIT)
         finally:
             self._calls -= 1
             self.effects.call_ended()

@@ -118,6 +118,7 @@ class RequestGate(TargetWatch):
         main: bool,
     ) -> None:
         """Let a paused request go (`why` None) or refuse it, telling the model why."""
+        self._asked(target, main)
         request = params.get("request") or {}
         url = str(request.get("url") or "")
         frame = str(params.get("frameId") or "")
@@ -283,6 +284,7 @@ class RequestGate(TargetWatch):
     ) -> None:
         """Refuse a request the effect gate holds (a tab's own navigation is aborted, so the page stays),
         and tell the running call, whose code then stops (world.js `__bcToNode`)."""
+        self._asked(target, main)
         reason = "Aborted" if main else "BlockedByClient"
         await cdp.post(
             "Fetch.failRequest", {"requestId": params.get("requestId"), "errorReason": reason}, session

@@ -5,6 +5,7 @@ the agent's tabs from the user's and other runs', and taking back what must not 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -97,9 +98,32 @@ class TargetWatch:
         self._dialogs: set[str] = set()
         """Sessions whose page shows a JavaScript dialog (alert, confirm, prompt, beforeunload)."""
         self._dialog_waiters: dict[str, set[asyncio.Future[None]]] = {}
+        self._news = asyncio.Event()
+        """Set when a tab has asked (`Target.asked`): `opened_asked` looks again."""
         self.on_document: Callable[[str], None] | None = None
         """Called with a tab's target id when a new document of its main frame is parsed
         (`browser.look` puts the observer there ahead of the first look)."""
+
+    def _asked(self, target: Target | None, main: bool = True) -> None:
+        if main and target is not None and not target.asked:
+            target.asked = True
+            self._news.set()
+
+    async def opened_asked(self, since: float, timeout: float) -> None:
+        """Wait, up to `timeout` seconds, until every tab a page opened since `since` (a popup, a form or
+        a link with target=_blank) has had its first document decided: what it sends still falls in the
+        window of the input that opened it, however slowly the tab starts."""
+        deadline = time.monotonic() + timeout
+        while any(
+            t.kind == "page" and t.opened_by_agent and t.opener and t.born >= since and not t.asked
+            for t in self._targets.values()
+        ):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._news.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._news.wait(), left)
 
     def bring_in(self, url: str) -> None:
         """The app itself opens this URL (the user gave it), or it is the user's page: its site is part
@@ -354,6 +378,7 @@ class TargetWatch:
     async def _target_destroyed(self, params: dict[str, Any], session: str | None) -> None:
         target_id = str(params.get("targetId"))
         target = self._targets.pop(target_id, None)
+        self._news.set()
         self._agent_tabs.discard(target_id)
         self.owners.drop(target_id)
         self._to_close.discard(target_id)
@@ -421,6 +446,7 @@ class TargetWatch:
             self._loading[str(params.get("frameId"))] = time.monotonic()
         elif name == "load":
             self._loading[str(params.get("frameId"))] = 0.0
+            self._asked(self._targets.get(str(params.get("frameId"))))
         elif name == "DOMContentLoaded" and self.on_document is not None:
             frame = str(params.get("frameId"))
             if frame == self._sessions.get(session or ""):  # a page's main frame (its id is the target's)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -28,6 +29,10 @@ class Target:
     """Fetch (and the WebSocket rules) are on in its session."""
     watched: bool = False
     """Network (for the WebSocket rules) and Runtime (for the guard's binding) are on in its session."""
+    born: float = field(default_factory=time.monotonic)
+    asked: bool = False
+    """Its main frame's first document was decided (let go, refused or held) or loaded: a tab an input
+    opened has said what it sends (`NetworkGuard.acting` waits for that before the call's windows close)."""
     elsewhere: bool = False
     """A tab another app process opened for a run of its own (a worker beside this one on the same
     browser): its first address carried that process's `RUN_MARK`. Never this guard's."""
