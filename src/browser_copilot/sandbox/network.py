@@ -252,6 +252,11 @@ class NetworkGuard(RequestGate):
             # The code can reach any tab (`pages()`): each says who made its requests before it runs.
             await asyncio.gather(*(self._watch(t, wait=True) for t in list(self._targets.values())))
             yield
+            # What the browser said before the call returned is decided before the call counts as over
+            # (the connection handles events in order; on a busy machine they can lag behind the call).
+            if self._cdp is not None:
+                with contextlib.suppress(CdpError):
+                    await self._cdp.send("Browser.getVersion", timeout=5)
             # A tab the call's input opened may start after the call returned (on a busy machine, seconds
             # later): its first request is the input's, so the windows stay open until it came.
             await self.opened_asked(began, OPENED_WAIT)
