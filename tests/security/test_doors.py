@@ -229,13 +229,15 @@ async def test_a_calls_end_waits_for_a_tab_its_input_opened_to_ask_however_slowl
     await asyncio.sleep(0)
     assert not waiting.done()
     watch._asked(popup)
-    await asyncio.wait_for(waiting, 5)
+    async with asyncio.timeout(5):
+        await waiting
     closed = Target("T5", "page", opener="T1", tab="T5", opened_by_agent=True)
     watch._targets[closed.id] = closed
     waiting = asyncio.create_task(watch.opened_asked(began, 30))
     await asyncio.sleep(0)
     await watch._target_destroyed({"targetId": "T5"}, None)
-    await asyncio.wait_for(waiting, 5)
+    async with asyncio.timeout(5):
+        await waiting
     never = Target("T6", "page", opener="T1", tab="T6", opened_by_agent=True)
     watch._targets[never.id] = never
     start = time.monotonic()

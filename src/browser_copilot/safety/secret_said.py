@@ -20,7 +20,9 @@ _WORDS = json.loads(
 """safety/secret_words.json: the words that introduce a password, and link it to its value, and the words of
 the shapes credentials come in (login, user, "sign in as", "with"), per language."""
 _UNSPACED_CHARS = r"\u0e00-\u0eff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
+_UNSPACED = re.compile(f"(?-i:[{_UNSPACED_CHARS}])")
+"""A character of a script written without spaces. Classes of these ranges are kept out of `(?i)` (`(?-i:`):
+they have no case, and folding their 40,000 characters made compiling this module's patterns take 0.6 s."""
 
 
 def alternation(by_language: dict[str, list[str]], *, spaced: str, unspaced: str) -> str:
@@ -55,7 +57,7 @@ _SEPARATOR = rf"(?:\s+[^\W\d_]{{1,8}})?\s*(?:[:=]|[—–](?!\w))\s*|(?:{_LINK})
 _LOOSE = rf"(?:\s+[^\W\d_]{{1,8}}){{0,2}}\s+|(?<={_UNSPACED.pattern})\s*"
 # A value is written in a script with spaces: in "密码是abc123" or "パスワードは12文字以上" it ends where the
 # sentence's own script goes on ("12文字以上" is a length, not a password).
-_VALUE_CHAR = rf"[^\s\"'«»“”‘’`,;{_UNSPACED_CHARS}]"
+_VALUE_CHAR = rf"(?-i:[^\s\"'«»“”‘’`,;{_UNSPACED_CHARS}])"
 _VALUE = (
     r"(?:(?P<q>[\"'«“‘`])(?P<quoted>[^\"'»”’`\n]{1,100})[\"'»”’`]"
     rf"|(?P<value>{_VALUE_CHAR}{{3,}}))"
@@ -147,23 +149,22 @@ def _said(text: str) -> list[Secret]:
 # "user: alice pass: sunshine", "username alice password sunshine". Only the secret part is withheld: the
 # user name is an ordinary detail the agent may use, like the user's e-mail.
 
-_U = _UNSPACED_CHARS
 LOGIN_WORD = alternation(_WORDS["login_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
 _PASS_WORD = alternation(_WORDS["pass_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
 _SIGN_IN_AS = alternation(_WORDS["sign_in_as"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
 _WITH = alternation(_WORDS["with_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
 _LINK_BEFORE = alternation(_WORDS["separators"], spaced=r"\s+{}\s+", unspaced=r"\s*{}\s*")
 _USER = rf"(?P<user>{_VALUE_CHAR.replace(',;', ',;/')}{{1,64}})"
-_AFTER_WORD = rf"(?:\s*[:=]\s*|\s+|(?<=[{_U}])\s*)"
+_AFTER_WORD = rf"(?:\s*[:=]\s*|\s+|(?<={_UNSPACED.pattern})\s*)"
 _FOR_WORDS = r"for|of|on|at|to|für|pour|para|per|voor|för|dla|для|от|на|do|za"
-_CLAUSE_END = rf"(?=\s*$|\s*[.!?,;:)\]…。！？，、]|\s+(?:{_FOR_WORDS})(?!\w)|[{_U}])"
+_CLAUSE_END = rf"(?=\s*$|\s*[.!?,;:)\]…。！？，、]|\s+(?:{_FOR_WORDS})(?!\w)|{_UNSPACED.pattern})"
 _PAIR = re.compile(  # login word (for x) (is / :) user / secret
-    rf"(?i)(?:{LOGIN_WORD}){_FOR}(?:{_SEPARATOR}|\s+|(?<=[{_U}])\s*){_USER}\s*/\s*{_VALUE}"
+    rf"(?i)(?:{LOGIN_WORD}){_FOR}(?:{_SEPARATOR}|\s+|(?<={_UNSPACED.pattern})\s*){_USER}\s*/\s*{_VALUE}"
 )
 _REVERSED = re.compile(  # secret, link, "the"/"my", password word, end of the clause
     rf"(?i)(?<![^\s\"'«“‘(\[])(?:(?P<q>[\"'«“‘`])(?P<quoted>[^\"'»”’`\n]{{1,100}})[\"'»”’`]"
     rf"|(?P<value>{_VALUE_CHAR}{{4,}}))"
-    rf"(?:\s+[—–-]\s+|{_LINK_BEFORE})(?:[^\W\d_]{{1,8}}\s+){{0,2}}(?:[{_U}]{{1,3}})?"
+    rf"(?:\s+[—–-]\s+|{_LINK_BEFORE})(?:[^\W\d_]{{1,8}}\s+){{0,2}}(?:{_UNSPACED.pattern}{{1,3}})?"
     rf"(?:{PASSWORD_WORD}){_CLAUSE_END}"
 )
 _SIGN_IN = re.compile(  # sign in as user with secret
@@ -242,7 +243,7 @@ def _pieces_said() -> re.Pattern[str]:
     )
     return re.compile(
         rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?P<word>{PASSWORD_WORD}|{codes}){_FOR_NO_DIGIT}"
-        rf"(?:{_SEPARATOR}|(?:\s+(?!{_DIGIT_WORD})[^\W\d_]{{1,3}})?\s+|(?<=[{_U}])\s*){_PIECES}"
+        rf"(?:{_SEPARATOR}|(?:\s+(?!{_DIGIT_WORD})[^\W\d_]{{1,3}})?\s+|(?<={_UNSPACED.pattern})\s*){_PIECES}"
     )
 
 

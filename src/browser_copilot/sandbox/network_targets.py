@@ -123,7 +123,8 @@ class TargetWatch:
                 return
             self._news.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._news.wait(), left)
+                async with asyncio.timeout(left):
+                    await self._news.wait()
 
     def bring_in(self, url: str) -> None:
         """The app itself opens this URL (the user gave it), or it is the user's page: its site is part
