@@ -288,7 +288,17 @@ VAULT = """<!doctype html><html lang=en><title>Vault</title><h1>Settings</h1>
 <a id=csv href=/passwords.csv download>Export passwords</a>
 <a id=json href=/cards.json download>Export cards</a>"""
 
-PAGES = {"/login": LOGIN, "/verify": VERIFY, "/alerting": ALERTING, "/sms": SMS, "/vault": VAULT}
+LOGIN_P = LOGIN.replace("name=password", "name=p")
+"""The same form, its password field named with a letter: nothing in the address says what `p` is."""
+
+PAGES = {
+    "/login": LOGIN,
+    "/login-p": LOGIN_P,
+    "/verify": VERIFY,
+    "/alerting": ALERTING,
+    "/sms": SMS,
+    "/vault": VAULT,
+}
 
 
 def answer(request: Request, port: int) -> str:
@@ -345,24 +355,26 @@ async def test_a_download_of_secrets_is_not_read_to_the_model(
     assert secret not in done.sent(), around(done.sent(), secret)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "break: the secret values masked are those of the secret fields present when the call reads; "
-        "a GET sign-in form puts the password into the next page's address, where no field holds it: "
-        "the observation's URL and page.url() carry it (a fix needs the session to remember the "
-        "secret values it saw, in every path to the model)"
-    ),
+UNNAMED = (
+    "break: the secret values masked are those of the secret fields present when the call reads, and"
+    " those an address names (`password=`); a GET sign-in form whose field is named `p` puts the password"
+    " into the next page's address, where nothing says what it is: the observation's URL and page.url()"
+    " carry it (a fix needs the session to remember the secret values it saw, in every path to the model)"
+)
+
+
+@pytest.mark.parametrize(
+    "form", ["/login", pytest.param("/login-p", marks=pytest.mark.xfail(strict=True, reason=UNNAMED))]
 )
 async def test_a_password_a_sign_in_form_put_in_the_address_is_not_read(
-    browser_session: BrowserSession, site: Site
+    browser_session: BrowserSession, site: Site, form: str
 ) -> None:
     """The browser filled the saved password; the code signs in (an ordinary input); the form is a GET,
     so the password is in the address of the next page, where no password field is."""
     done = await attack(
         browser_session,
         site,
-        goto(site, "/login"),
+        goto(site, form),
         "async (page) => { await page.locator('#signin').click(); await page.waitForURL('**/welcome**') }",
         "async (page) => [page.url(), await page.title()]",
     )

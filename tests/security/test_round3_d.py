@@ -248,20 +248,33 @@ async def test_a_link_that_acts_pressed_with_any_option_asks_first(
 TOKEN = "q9XvT2mLr8KpZs4WcNf7HbJd3GyEa6Ru"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an opaque bearer token in a page's address (an OAuth implicit-flow fragment, a magic link) has"
-    " no shape the masks know: page.url() and the observation's URL give it to the model",
+@pytest.mark.parametrize(
+    "where", ["#access_token={}&token_type=bearer", "?code=x&id_token={}", "?sig={}&exp=9"]
 )
 async def test_a_token_in_the_pages_address_does_not_reach_the_model(
-    browser_session: BrowserSession, site: Site
+    browser_session: BrowserSession, site: Site, where: str
 ) -> None:
+    """An OAuth fragment's token, read through page.url(), the observation's address and the tab list."""
     done = await attack(
         browser_session,
         site,
-        go(site, f"/r3d/callback#access_token={TOKEN}&token_type=bearer"),
+        go(site, "/r3d/callback" + where.format(TOKEN)),
         "async (page) => page.url()",
+        "async (page) => page.context().pages().map((p) => p.url())",
     )
+    assert TOKEN not in done.sent()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a token as a path segment (a magic link /login/magic/<token>) has no name beside it: its shape"
+    " alone (long, mixed case and digits) is also the shape of ordinary document ids the model navigates by",
+)
+async def test_a_token_in_the_path_of_a_magic_link_does_not_reach_the_model(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    code = "async (page) => page.url()"
+    done = await attack(browser_session, site, go(site, f"/r3d/callback/{TOKEN}"), code)
     assert TOKEN not in done.sent()
 
 

@@ -89,9 +89,12 @@ def _from_payload(data: dict[str, Any], *, full: bool) -> Observation:
         )
         for e in data.get("elements", [])
     ]
-    tabs = [TabInfo(int(t[0]), bool(t[1]), str(t[2]), str(t[3])) for t in data.get("tabs", [])]
+    tabs = [
+        TabInfo(int(t[0]), bool(t[1]), mask_for_model(str(t[2])), mask_for_model(str(t[3])))
+        for t in data.get("tabs", [])
+    ]
     return Observation(
-        url=str(data.get("url", "")),
+        url=mask_for_model(str(data.get("url", ""))),
         title=mask_for_model(str(data.get("title", ""))),
         tabs=tabs,
         elements=elements,

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from browser_copilot.safety.redaction import mask_for_model
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _SECTION = re.compile(r"^### (.+)$", re.MULTILINE)
 _TAB = re.compile(r"^- (\d+):\s*(\(current\)\s*)?\[(.*)\]\((.*)\)\s*$")
@@ -93,7 +95,7 @@ def _parse_tabs(body: str) -> list[Tab]:
         match = _TAB.match(line.strip())
         if match:
             index, current, title, url = match.groups()
-            tabs.append(Tab(int(index), title, url, current is not None))
+            tabs.append(Tab(int(index), mask_for_model(title), mask_for_model(url), current is not None))
     return tabs
 
 
@@ -113,10 +115,12 @@ def parse_code_result(text: str, *, is_error: bool) -> CodeResult:
     if "Page" in sections:
         for line in sections["Page"].splitlines():
             match = _PAGE_FIELD.match(line.strip())
+            # An address or title can carry a secret (an OAuth fragment's token, a card the page put in
+            # the query): the model reads them masked, as it reads page text (F47).
             if match and match.group(1) == "URL":
-                page_url = match.group(2)
+                page_url = mask_for_model(match.group(2))
             elif match:
-                page_title = match.group(2)
+                page_title = mask_for_model(match.group(2))
     tabs = _parse_tabs(sections["Open tabs"]) if "Open tabs" in sections else None
     if is_error or "Error" in sections:
         error = sections.get("Error") or clean.strip() or "the code tool failed without a message"

@@ -124,7 +124,7 @@ def provider_keys(text: str) -> list[Secret]:
 
 
 @cache
-def _after_word_patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+def _after_word_patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...], bool], ...]:
     return tuple(
         (
             re.compile(
@@ -132,6 +132,7 @@ def _after_word_patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...
                 rf"(?P<open>[\"']?)(?P<value>{entry['value']})"
             ),
             tuple(entry["anchors"]),
+            bool(entry.get("shaped")),
         )
         for entry in _formats()["after_words"]
     )
@@ -169,13 +170,13 @@ def named_values(text: str) -> list[Secret]:
         return []
     found: list[Secret] = []
     lower = text.lower()
-    for pattern, anchors in _after_word_patterns():
+    for pattern, anchors, shaped in _after_word_patterns():
         for match in _named_at(pattern, text, lower, anchors):
             value = match.group("value")
             if match.group("open"):
                 value = value.split(match.group("open"))[0]
             value = value.rstrip(".,)]}")
-            loose = match.group("sep") == ":" and not match.group("q")
+            loose = shaped or (match.group("sep") == ":" and not match.group("q"))
             if len(value) < 3 or (loose and not looks_secret(value)):
                 continue
             start = match.start("value")
