@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from browser_copilot.safety.classifier import secret_names
 from browser_copilot.sandbox.download_events import Download
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -67,27 +68,19 @@ def _pdf_text(path: Path, name: str) -> str:
 
 
 MASK = "<secret withheld>"
-_SECRET_WORDS = frozenset(
-    {"password", "passwd", "pwd", "passcode", "passphrase", "otp", "totp", "mfa", "cvv", "cvv2", "cvc"}
-    | {"csc", "pin", "pan", "secret"}
-)
 
 
 def secret_name(name: str) -> bool:
-    """A column or key that holds a secret by what it is named, as a secret field is (`secret.js`): a
-    password, a one-time code, a card's number or code, a PIN; never a substring ("Passenger")."""
+    """A column or key that holds a secret by what it is named, as a secret field is (`secret_names.json`,
+    shared with `secret.js`): a password, a one-time code, a card's number or code, a PIN; never a
+    substring ("Passenger")."""
+    names = secret_names()
     words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()
-    tokens = [t for t in re.split(r"[^a-z0-9]+", words) if t]
-    if any(t in _SECRET_WORDS for t in tokens) or "".join(tokens) in (
-        "cardnumber",
-        "ccnumber",
-        "onetimecode",
-    ):
+    tokens = {t for t in re.split(r"[^a-z0-9]+", words) if t}
+    joined = "".join(t for t in re.split(r"[^a-z0-9]+", words) if t)
+    if tokens & set(names["words"]) or joined in names["joined"]:
         return True
-    has = set(tokens).__contains__
-    card = (has("card") or has("cc")) and (has("number") or has("num") or has("no"))
-    code = any(map(has, ("security", "verification", "sms", "auth", "recovery", "backup"))) and has("code")
-    return card or code
+    return any(tokens & set(first) and tokens & set(second) for first, second in names["pairs"])
 
 
 def _masked(value: Any) -> Any:

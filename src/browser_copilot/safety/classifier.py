@@ -97,7 +97,16 @@ def _script(name: str) -> str:
 @cache
 def secret_source() -> str:
     """`(el) => boolean`: is this field a secret (secret.js), for the extractor and the guard."""
-    return _script("secret.js")
+    names = json.dumps(secret_names(), separators=(",", ":"))
+    return _script("secret.js").replace("/*SECRET_NAMES*/null", names)
+
+
+@cache
+def secret_names() -> dict[str, Any]:
+    """What a field, column or key holding a secret is called (`secret_names.json`)."""
+    text = resources.files("browser_copilot.safety").joinpath("secret_names.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 @cache

@@ -1,6 +1,6 @@
 // Is this field a secret (F47)? Recognised by what it IS, never by a substring of its label: a
 // password input; a field drawn masked; an autocomplete token for passwords, one-time codes or card data; a name/id whose
-// tokens are exactly such a thing (`otp`, `cvv`, `card_number`...); a short numeric code field
+// tokens are exactly such a thing (`otp`, `cvv`, `card_number`...: secret_names.json); a short numeric code field
 // (inputmode numeric or type tel/number with a maxlength of 4-8, or one of a row of 1-character boxes)
 // of a form that asks for nothing else. Shared by the observation extractor and the in-page guard.
 (el) => {
@@ -21,10 +21,10 @@
     'cc-exp-month', 'cc-exp-year'].includes(t))) return true;
   const tokens = [el.getAttribute('name'), el.id, el.getAttribute('data-testid')].join(' ')
     .replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
-  const has = (...words) => words.some((w) => tokens.includes(w));
-  if (has('password', 'passwd', 'pwd', 'passcode', 'otp', 'totp', 'mfa', 'cvv', 'cvv2', 'cvc', 'csc', 'pin')) return true;
-  if ((has('card', 'cc') && has('number', 'num', 'no')) || tokens.join('') === 'cardnumber' || has('ccnumber', 'cardnumber', 'pan')) return true;
-  if ((has('security', 'verification', 'sms', 'auth') && has('code')) || has('onetimecode')) return true;
+  const names = /*SECRET_NAMES*/null; // secret_names.json, shared with the download reader
+  const has = (words) => words.some((w) => tokens.includes(w));
+  if (has(names.words) || names.joined.includes(tokens.join(''))) return true;
+  if (names.pairs.some(([a, b]) => has(a) && has(b))) return true;
   const max = Number(el.getAttribute('maxlength') || 0);
   const numeric = ['numeric', 'decimal'].includes((el.getAttribute('inputmode') || '').toLowerCase()) || ['tel', 'number'].includes(type)
     || /^\[?0-9\]?|\\d/.test(el.getAttribute('pattern') || '');
