@@ -144,7 +144,8 @@ case "$command" in
     # process-starting tests wait more than they compute, so three beat two on two cores (14 vs 16 min).
     # pytest keeps the test modules it rewrote for its asserts only where bytecode may be written: with
     # PYTHONDONTWRITEBYTECODE set, every worker of every run rewrites them again (about 7 s of CPU each).
-    exec env -u PYTHONDONTWRITEBYTECODE "${UV[@]}" run --frozen pytest -n 3 --dist loadfile "$@" ;;
+    # The 15 slowest tests close the output: where the suite's time goes, in every CI log.
+    exec env -u PYTHONDONTWRITEBYTECODE "${UV[@]}" run --frozen pytest -n 3 --dist loadfile --durations=15 "$@" ;;
   check)
     # The fast tier for the edit-run loop: lint, types and the tests that need no browser (conftest's
     # --no-browser deselects every test that uses a browser, the MCP server or Postgres).
