@@ -26,7 +26,7 @@ from tests.security.test_attacks import Attack, attack, tool_results
 from tests.support.scripted_model import ScriptedModel, call, code, say
 from tests.support.sites import Request, Site, site_watched
 from tests.support.sites import reached as watched_requests
-from tests.support.waiting import quiet_for
+from tests.support.waiting import async_wait_until, quiet_for
 
 PAGE = (Path(__file__).parent / "round3_d_site.html").read_text("utf-8")
 SCRIPTS = {
@@ -174,15 +174,6 @@ async def test_a_send_the_page_debounces_past_the_tail_is_held(
 # ----- the effect gate: what an approved window lets through ---------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an approved window lets every request through until the tab's next input or 2 s after the"
-    " replay: the card showed POST /api/orders, and POST /api/account/delete the same press sends rides"
-    " along. Holding a second committing request of another category would ask again after a /yes whose"
-    " replay already sent the order (an honest checkout's payment and order requests), and its own /yes"
-    " would replay the press, ordering twice: the approved window needs to carry what the card showed"
-    " (method, path) and the replay to let only that through, a larger change",
-)
 async def test_a_yes_for_one_held_request_does_not_let_another_committing_request_through(
     browser_session: BrowserSession, site: Site
 ) -> None:
@@ -200,6 +191,30 @@ async def test_a_yes_for_one_held_request_does_not_let_another_committing_reques
     site.requests.clear()
     assert done.cards >= 1
     assert not [r for r in arrived if "/api/account/delete" in r] or done.cards >= 2, arrived
+    assert [r for r in arrived if "/api/orders" in r], arrived  # what the card showed went, once
+    assert "account/delete" in done.sent() and "held and not sent" in done.sent()  # the model is told
+
+
+async def test_a_yes_for_a_checkout_lets_its_payment_and_its_order_through_once(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """The other side: one press sends the payment and the order (one family of categories, lexicon.json
+    `together`). One card; after /yes both arrive, each once."""
+    done = await attack(
+        browser_session,
+        site,
+        go(site, "/r3d/shop"),
+        "async (page) => { await page.locator('#checkout').click() }",
+        yes=1,
+    )
+    await async_wait_until(
+        lambda: len([r for r in reached(site) if "/api/payments" in r or "/api/orders" in r]) >= 2,
+        what="the payment and the order",
+    )
+    arrived = reached(site)
+    site.requests.clear()
+    assert done.cards == 1, done.outcome
+    assert sorted(r.split(" ")[1] for r in arrived) == ["/api/orders", "/api/payments"], arrived
 
 
 # ----- the effect gate: leaving a page ---------------------------------------------------------------

@@ -255,7 +255,8 @@ async def run_model_code(
             else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done"
         )
         allow = _allow_for(event)  # a fresh one-time token: the last one was spent on its input
-        ctx.browser.issue(allow, "approved" if carried else "judged")
+        scope = (run.state.get("last_approval") or {}).get("category") if carried else None
+        ctx.browser.issue(allow, "approved" if carried else "judged", scope)
     if report is not None and report.secret_blocked:
         run.pending = {
             "id": str(call.get("id")),
@@ -359,16 +360,25 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
             False,
         )
     else:
-        ctx.browser.issue(allow, "approved")
+        ctx.browser.issue(allow, "approved", str(replay.get("category") or "") or None)
         forget_sent(ctx.browser)
         program = replay_code(str(held.get("id")), held.get("action") or {}, allow)
         result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)
-        again = guard_report(result) is not None or bool(ctx.browser.held_requests())
-        ok = result.ok and not again
+        holds = ctx.browser.held_requests()
+        beyond = [h for h in holds if h.beyond]  # what else the input sent, which the card did not show
+        again = guard_report(result) is not None or len(beyond) < len(holds)
+        ok = (result.ok or bool(beyond)) and not again
         if ok:
             sent = await requests_sent(ctx.browser)
             committed = record(state, what, str(replay.get("category") or ""), sent)
             text = f"The user allowed {what} and the input was made (once).{sent_words(sent)}"
+            if beyond:
+                text += (
+                    " The page also tried to send "
+                    + ", ".join(f"{h.method} {h.site}{h.path} (it {h.because})" for h in beyond[:3])
+                    + ", which the user did not allow with that card: it was held and not sent. Tell the "
+                    "user; if they want it, it is an action of its own."
+                )
         else:
             why = result.error or "it was held again"
             text = f"The user allowed {what}, but it could not be done: {why}."

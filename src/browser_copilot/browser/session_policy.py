@@ -61,10 +61,11 @@ class SessionPolicy:
     def downloads_begun(self) -> int:
         return self.network.downloads_begun if self.network is not None else 0
 
-    def issue(self, allow: Allow, how: Allowed) -> None:
-        """`allow`'s one-time token opens a `how` window (a user's /yes: approved; the judge: judged)."""
+    def issue(self, allow: Allow, how: Allowed, scope: str | None = None) -> None:
+        """`allow`'s one-time token opens a `how` window (a user's /yes: approved; the judge: judged);
+        `scope`: the category the user's card showed (what else commits in the window is held)."""
         if self.network is not None:
-            self.network.issue(allow.token, how)
+            self.network.issue(allow.token, how, scope)
 
     def held_requests(self) -> list[HeldRequest]:
         """Requests the effect gate held since the last time this was asked."""

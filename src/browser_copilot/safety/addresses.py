@@ -182,4 +182,14 @@ def request_commits(method: str, url: str, body: str = "", content_type: str = "
     return None
 
 
-__all__ = ["request_commits", "squash", "url_commits"]
+def together(allowed: str | None, category: str) -> bool:
+    """Whether a request that commits `category` is part of the action a card of category `allowed` showed:
+    the same category, or one family of the lexicon's `together` (a checkout's payment and its order).
+    An unknown `allowed` (a card that named no category) covers what it sets off, as before."""
+    table = lexicon()
+    if allowed is None or allowed == category or allowed not in table.get("categories", []):
+        return True
+    return any(allowed in family and category in family for family in table.get("together", []))
+
+
+__all__ = ["request_commits", "squash", "together", "url_commits"]

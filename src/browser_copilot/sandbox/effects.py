@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from browser_copilot.safety.addresses import request_commits
+from browser_copilot.safety.addresses import request_commits, together
 from browser_copilot.safety.redaction import looks_secret, redact
 
 TAIL_SECONDS = 2.0
@@ -63,6 +63,9 @@ class Window:
     closes: float | None = None
     opened: float = field(default_factory=time.monotonic)
     """When the input was let go (monotonic): a document that began loading before it met the input."""
+    scope: str | None = None
+    """For an approved window: the category the user's card named (`issue`), or its control's. A request
+    that commits something else in it (an order's press that also deletes the account) was not asked."""
     activates: bool = True
     """The input pressed a control (a button, a link, a form's default button); False: it only changed a
     field or the view (a text, a choice, a tick, a hover), so a form it submits was never judged."""
@@ -83,6 +86,9 @@ class HeldRequest:
     fields: tuple[tuple[str, str], ...] = ()
     control: str | None = None
     action: dict[str, Any] | None = None
+    beyond: str | None = None
+    """Held in an approved window, because it commits something else than the card the user allowed
+    (that card's category): no card of its own (its /yes would replay the allowed input a second time)."""
 
     def to_event(self) -> dict[str, Any]:
         """The held entry as the agent reads it (the shape of the guard's held actions)."""
@@ -153,6 +159,7 @@ class EffectGate:
     def __init__(self) -> None:
         self._windows: dict[str, Window] = {}
         self._issued: dict[str, Allowed] = {}
+        self._scopes: dict[str, str] = {}
         self._spent: set[str] = set()
         self._held: list[HeldRequest] = []
         self._sent: list[SentRequest] = []
@@ -160,10 +167,13 @@ class EffectGate:
         """The tab whose window opened last."""
         self.calls = 0
 
-    def issue(self, token: str, how: Allowed) -> None:
-        """A one-time permission the app hands a call (a user's /yes, or the judge's verdict)."""
+    def issue(self, token: str, how: Allowed, scope: str | None = None) -> None:
+        """A one-time permission the app hands a call (a user's /yes, or the judge's verdict); `scope`: the
+        category of what the user's card showed."""
         if token:
             self._issued[token] = how
+            if scope:
+                self._scopes[token] = scope
 
     def opened(self, tab: str, payload: str, context: int | None) -> Window | None:
         """The guard let an input go in `tab` (the binding's payload): its window opens."""
@@ -180,13 +190,15 @@ class EffectGate:
             allowed = self._issued[str(token)]
             self._spent.add(str(token))
         action = data.get("action")
+        category = str(data["category"]) if isinstance(data.get("category"), str) else None
         window = Window(
             id=data["id"][:80],
             tab=tab,
             kind=str(data.get("kind") or "input")[:20],
             allowed=allowed,
             site=str(data["site"]) if isinstance(data.get("site"), str) else None,
-            category=str(data["category"]) if isinstance(data.get("category"), str) else None,
+            category=category,
+            scope=(self._scopes.get(str(token)) or category) if allowed == "approved" else None,
             name=str(data["name"])[:80] if isinstance(data.get("name"), str) else None,
             action=action if isinstance(action, dict) else None,
             context=context,
@@ -246,7 +258,12 @@ class EffectGate:
         if found is None and submitted and window.kind not in _OWN_KINDS:
             found = ("submit", "would submit a form its input did not press")
         parts = urlsplit(url)
-        if (
+        beyond = (
+            window.scope
+            if found is not None and window.allowed == "approved" and not together(window.scope, found[0])
+            else None
+        )
+        if beyond is None and (
             found is None
             or window.allowed == "approved"
             or (
@@ -258,6 +275,7 @@ class EffectGate:
                 sent = SentRequest(verb, parts.netloc, parts.path or "/", found and found[0], window.allowed)
                 self._sent = [*self._sent[-19:], sent]
             return None
+        assert found is not None  # `beyond` is only found with a category
         category, said = found
         because = said if said.startswith("would") else f"{category}s (“{said}”)"
         held = HeldRequest(
@@ -272,6 +290,7 @@ class EffectGate:
             fields=_fields(body, content_type.lower()),
             control=window.name,
             action=window.action,
+            beyond=beyond,
         )
         self._held.append(held)
         return held

@@ -314,9 +314,9 @@ class RequestGate(TargetWatch):
         """The writing or committing requests inputs let leave since the last time this was asked."""
         return self.effects.sent()
 
-    def issue(self, token: str, how: Allowed) -> None:
+    def issue(self, token: str, how: Allowed, scope: str | None = None) -> None:
         """A one-time permission the app hands a call: its input's window is `how` (effects.py)."""
-        self.effects.issue(token, how)
+        self.effects.issue(token, how, scope)
 
     def app_window(self, kind: str, allowed: Allowed) -> None:
         """The app itself acts in the agent's tab (it answers the page's dialog): a window of its own."""
