@@ -94,3 +94,13 @@ def test_every_word_of_the_table_is_found_as_a_path() -> None:
     for word, category in table.items():
         assert squash(word) == word
         assert url_commits(f"https://x.example/items/9/{word}") == (category, word)
+
+
+def test_an_approved_category_covers_its_family_and_nothing_else() -> None:
+    """What a /yes to a card of one category lets through in its window (lexicon.json `together`)."""
+    from browser_copilot.safety.addresses import together
+
+    assert together("order", "order") and together("order", "pay") and together("pay", "book")
+    assert not together("order", "delete") and not together("send", "publish") and not together("pay", "send")
+    assert together(None, "delete")  # a card that named no category covers what it sets off, as before
+    assert together("unknown", "delete")  # nor does one the tables do not know narrow it
