@@ -198,7 +198,7 @@ class EffectGate:
             allowed=allowed,
             site=str(data["site"]) if isinstance(data.get("site"), str) else None,
             category=category,
-            scope=(self._scopes.get(str(token)) or category) if allowed == "approved" else None,
+            scope=(self._scopes.pop(str(token), None) or category) if allowed == "approved" else None,
             name=str(data["name"])[:80] if isinstance(data.get("name"), str) else None,
             action=action if isinstance(action, dict) else None,
             context=context,
