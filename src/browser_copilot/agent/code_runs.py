@@ -255,8 +255,7 @@ async def run_model_code(
             else f"{what} was checked by the safety judge ({event['verdict']['reason']}) and done"
         )
         allow = _allow_for(event)  # a fresh one-time token: the last one was spent on its input
-        scope = (run.state.get("last_approval") or {}).get("category") if carried else None
-        ctx.browser.issue(allow, "approved" if carried else "judged", scope)
+        ctx.browser.issue(allow, "approved" if carried else "judged")
     if report is not None and report.secret_blocked:
         run.pending = {
             "id": str(call.get("id")),
@@ -360,7 +359,10 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
             False,
         )
     else:
-        ctx.browser.issue(allow, "approved", str(replay.get("category") or "") or None)
+        # A card the effect gate made from a request covers that request's family; one about a control
+        # covers what its press sends (the control's words and the address are two vocabularies).
+        scope = str(replay.get("category") or "") or None if held.get("kind") == "request" else None
+        ctx.browser.issue(allow, "approved", scope)
         forget_sent(ctx.browser)
         program = replay_code(str(held.get("id")), held.get("action") or {}, allow)
         result = await ctx.browser.run_code(program, timeout=ctx.limits.code_timeout)

@@ -64,8 +64,10 @@ class Window:
     opened: float = field(default_factory=time.monotonic)
     """When the input was let go (monotonic): a document that began loading before it met the input."""
     scope: str | None = None
-    """For an approved window: the category the user's card named (`issue`), or its control's. A request
-    that commits something else in it (an order's press that also deletes the account) was not asked."""
+    """For an approved window whose card the effect gate made from a request: that request's category
+    (`issue`). A request that commits something else in it (the press that sent the order also deletes the
+    account) was not asked. A card about a control has none: its words and the request's address name one
+    action in two vocabularies ("Delete account" is a cancel, `POST /delete` a delete)."""
     activates: bool = True
     """The input pressed a control (a button, a link, a form's default button); False: it only changed a
     field or the view (a text, a choice, a tick, a hover), so a form it submits was never judged."""
@@ -198,7 +200,7 @@ class EffectGate:
             allowed=allowed,
             site=str(data["site"]) if isinstance(data.get("site"), str) else None,
             category=category,
-            scope=(self._scopes.pop(str(token), None) or category) if allowed == "approved" else None,
+            scope=self._scopes.pop(str(token), None) if allowed == "approved" else None,
             name=str(data["name"])[:80] if isinstance(data.get("name"), str) else None,
             action=action if isinstance(action, dict) else None,
             context=context,
