@@ -5,21 +5,16 @@ redirect of the task's site, a link's ping), and secrets through a read path whe
 them any more (a download, the address a sign-in form sent, a code the page gathered from one-digit
 boxes, a code in a message's text, a dialog, the console, a saved card's option).
 
-Network attempts run the model's code as the agent runs it (`guarded_code`) against `Spy`, a server that
+Network attempts run the model's code as the agent runs it (`guarded_code`) against `spy`, a `Recorder` that
 records every request with its Referer and answers for the task's site (127.0.0.1) and for attacker
-sites (`spy-N.localhost`, another site on the same server). Secret attempts go through the whole agent
+sites (`attacker-N.localhost`, another site on the same server). Secret attempts go through the whole agent
 (`attack`): nothing secret may be in what the model was sent."""
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -28,6 +23,7 @@ from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack
+from tests.support.recorder import Recorder, RecordingHandler
 from tests.support.scripted_model import call
 from tests.support.sites import Request, Site
 from tests.support.waiting import async_wait_until
@@ -37,16 +33,6 @@ DIGITS = CARD.replace(" ", "")
 
 
 # ----- page data for a site outside the task -----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    host: str
-    method: str
-    path: str
-    body: str
-    referer: str
-    headers: str
 
 
 def task_page(query: dict[str, list[str]], path: str) -> str:
@@ -79,19 +65,11 @@ def task_page(query: dict[str, list[str]], path: str) -> str:
     return "<!doctype html><title>ok</title><p>ok</p>"
 
 
-class _SpyHandler(BaseHTTPRequestHandler):
-    server: _SpyServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
+class _SpyHandler(RecordingHandler):
+    """Records every request (`tests/support/recorder.py`) and answers as the task's site."""
 
     def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
-        host = self.headers.get("Host", "")
-        self.server.hits.append(
-            Hit(host, self.command, self.path, body, self.headers.get("Referer", ""), str(self.headers))
-        )
+        self.record()
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
         if parts.path == "/slow.png":
@@ -112,46 +90,17 @@ class _SpyHandler(BaseHTTPRequestHandler):
     do_GET = do_POST = _answer
 
 
-class _SpyServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _SpyHandler)
-        self.hits: list[Hit] = []
-
-
-class Spy:
-    def __init__(self) -> None:
-        self._server = _SpyServer()
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._names = itertools.count(1)
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def attacker(self) -> str:
-        return f"http://spy-{next(self._names)}.localhost:{self._server.server_address[1]}"
-
-    def to(self, origin: str) -> list[Hit]:
-        host = origin.split("://", 1)[1]
-        return [h for h in list(self._server.hits) if h.host == host]
-
-
 @pytest.fixture(scope="module")
-def spy() -> Iterator[Spy]:
-    server = Spy()
-    server._thread.start()
-    yield server
-    server._server.shutdown()
-    server._server.server_close()
+def spy() -> Iterator[Recorder]:
+    with Recorder(_SpyHandler) as server:
+        yield server
 
 
 async def boxed(session: BrowserSession, source: str) -> CodeResult:
     return await session.run_code(guarded_code(source))
 
 
-async def control(session: BrowserSession, spy: Spy, attacker: str) -> None:
+async def control(session: BrowserSession, spy: Recorder, attacker: str) -> None:
     """A plain request to the attacker, after the attempt: once it arrived, the attempt's would have."""
     mark = "/control-" + "".join(chr(97 + int(d)) for d in str(time.monotonic_ns())[-8:])
     result = await session.run_code(
@@ -164,11 +113,11 @@ async def control(session: BrowserSession, spy: Spy, attacker: str) -> None:
     assert result.ok, result.error
     await async_wait_until(
         lambda: any(h.path == mark for h in spy.to(attacker)),
-        what=f"the control ({result.value}, {[h.path for h in spy._server.hits[-5:]]}, {session.refusals()})",
+        what=f"the control ({result.value}, {[h.path for h in spy.hits[-5:]]}, {session.refusals()})",
     )
 
 
-def leaked(spy: Spy, attacker: str) -> list[str]:
+def leaked(spy: Recorder, attacker: str) -> list[str]:
     """What reached the attacker carrying the card's digits, anywhere in the request."""
     return [
         f"{h.method} {h.path} referer={h.referer}"
@@ -182,7 +131,7 @@ READ = "const card = (await page.textContent('#secret')).replace(/ /g, '');"
 
 @pytest.mark.parametrize("way", ["a link of the page", "an image of the page"])
 async def test_the_card_does_not_leave_in_the_referer_of_a_task_page_the_code_addressed(
-    browser_session: BrowserSession, spy: Spy, way: str
+    browser_session: BrowserSession, spy: Recorder, way: str
 ) -> None:
     """The code puts the card into the query of a task page (its own site: allowed); that page gives its
     whole address as Referer (`unsafe-url`, or `no-referrer-when-downgrade` on http) to the partner it
@@ -203,7 +152,7 @@ async def test_the_card_does_not_leave_in_the_referer_of_a_task_page_the_code_ad
 
 @pytest.mark.parametrize("kind", ["image", "fetch"])
 async def test_an_input_made_while_the_page_still_loads_sends_nothing_to_a_site_outside_the_task(
-    browser_session: BrowserSession, spy: Spy, kind: str
+    browser_session: BrowserSession, spy: Recorder, kind: str
 ) -> None:
     """What a frame requests while its document loads passes (a page's own load); the code clicks the
     page's button before its load event (a slow image keeps it loading), and the click's requests are
@@ -222,7 +171,7 @@ async def test_an_input_made_while_the_page_still_loads_sends_nothing_to_a_site_
 
 
 async def test_the_task_sites_redirect_does_not_carry_the_card_to_another_site(
-    browser_session: BrowserSession, spy: Spy
+    browser_session: BrowserSession, spy: Recorder
 ) -> None:
     attacker = spy.attacker()
     await browser_session.goto(spy.origin + "/secret")
@@ -236,7 +185,7 @@ async def test_the_task_sites_redirect_does_not_carry_the_card_to_another_site(
 
 
 async def test_a_links_ping_does_not_carry_the_pages_address_to_another_site(
-    browser_session: BrowserSession, spy: Spy
+    browser_session: BrowserSession, spy: Recorder
 ) -> None:
     """The code opens a task page with the card in its query whose link pings the attacker: the ping's
     Ping-From header is that address."""

@@ -76,18 +76,30 @@ class Hit:
     method: str
     path: str
     body: str
+    referer: str = ""
+    headers: str = ""
 
 
-class _Handler(BaseHTTPRequestHandler):
+class RecordingHandler(BaseHTTPRequestHandler):
+    """Records each request (`record`) before a subclass answers it."""
+
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
 
-    def _answer(self) -> None:
+    def record(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
-        self.server.hits.append(Hit(self.headers.get("Host", ""), self.command, self.path, body))
+        referer = self.headers.get("Referer", "")
+        self.server.hits.append(
+            Hit(self.headers.get("Host", ""), self.command, self.path, body, referer, str(self.headers))
+        )
+
+
+class _Handler(RecordingHandler):
+    def _answer(self) -> None:
+        self.record()
         path, _, query = self.path.partition("?")
         page = {"/secret.html": SECRET_PAGE, "/frame.html": FRAME_PAGE}.get(path)
         if path == "/third-party.html":  # a page whose HTML loads an image from another site (a CDN)
@@ -108,16 +120,17 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
         self.hits: list[Hit] = []
 
 
 class Recorder:
     """`with Recorder() as r:` — `r.origin` is the allowed site (127.0.0.1), `r.attacker()` a new site."""
 
-    def __init__(self) -> None:
-        self._server = _Server()
+    def __init__(self, handler: type[RecordingHandler] | None = None) -> None:
+        """`handler`: how the server answers (the default serves the pages above)."""
+        self._server = _Server(handler or _Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._names = itertools.count(1)
 
