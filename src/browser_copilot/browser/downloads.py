@@ -75,10 +75,9 @@ def secret_name(name: str) -> bool:
     shared with `secret.js`): a password, a one-time code, a card's number or code, a PIN; never a
     substring ("Passenger")."""
     names = secret_names()
-    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()
-    tokens = {t for t in re.split(r"[^a-z0-9]+", words) if t}
-    joined = "".join(t for t in re.split(r"[^a-z0-9]+", words) if t)
-    if tokens & set(names["words"]) or joined in names["joined"]:
+    split = [t for t in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()) if t]
+    tokens = set(split)
+    if tokens & set(names["words"]) or "".join(split) in names["joined"]:
         return True
     return any(tokens & set(first) and tokens & set(second) for first, second in names["pairs"])
 
