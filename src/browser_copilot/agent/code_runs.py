@@ -361,7 +361,7 @@ async def replay_approved(state: AgentState, ctx: AgentContext) -> Command[Any]:
     else:
         # A card the effect gate made from a request covers that request's family; one about a control
         # covers what its press sends (the control's words and the address are two vocabularies).
-        scope = str(replay.get("category") or "") or None if held.get("kind") == "request" else None
+        scope = (replay.get("category") or None) if held.get("kind") == "request" else None
         ctx.browser.issue(allow, "approved", scope)
         forget_sent(ctx.browser)
         program = replay_code(str(held.get("id")), held.get("action") or {}, allow)
