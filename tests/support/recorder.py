@@ -143,8 +143,9 @@ class Recorder:
         return f"http://127.0.0.1:{self.port}"
 
     def attacker(self) -> str:
-        """The origin of a site no test has used yet."""
-        return f"http://attacker-{next(self._names)}.localhost:{self.port}"
+        """The origin of a site no test has used yet, in any module: the port is in the name, since a site
+        is its host to the task's sites, and one module's attacker-1 must not be another's task site."""
+        return f"http://attacker-{self.port}-{next(self._names)}.localhost:{self.port}"
 
     @property
     def hits(self) -> list[Hit]:
