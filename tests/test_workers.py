@@ -149,6 +149,22 @@ def _outcomes(db: str) -> dict[str, dict[str, Any]]:
     return {str(session): dict(data) for session, data in rows}
 
 
+def _wait_for_outcomes(db: str, count: int, workers: list[App], timeout: float = 240) -> None:
+    """Wait for `count` sessions' outcomes; a time-out says what the queue recorded and what the workers
+    printed (a CI log is all there is to go on)."""
+    try:
+        wait_until(lambda: len(_outcomes(db)) == count, timeout=timeout, what=f"{count} outcomes")
+    except AssertionError as exc:
+        with psycopg.connect(db) as conn:
+            rows = conn.execute(
+                "SELECT session_id, kind, data FROM browser_copilot_job_events "
+                "WHERE kind IN ('job', 'job_error', 'outcome', 'error', 'notice') ORDER BY id"
+            ).fetchall()
+        printed = "\n".join(f"--- worker {w.process.pid} ---\n{w.output[-4000:]}" for w in workers)
+        records = "\n".join(map(str, rows))
+        raise AssertionError(f"{exc}\n--- the queue's records ---\n{records}\n{printed}") from None
+
+
 def _records(db: str, session: str, kind: str) -> list[dict[str, Any]]:
     with psycopg.connect(db) as conn:
         rows = conn.execute(
@@ -214,7 +230,7 @@ def test_two_workers_finish_six_jobs_and_stop_cleanly(
         model.spread = 3
         sessions = {_detach(env, "Open page 0 and say done [job-0]"): "job-0"}
         asyncio.run(_submit(postgres_url, sessions, range(1, 6)))
-        wait_until(lambda: len(_outcomes(postgres_url)) == 6, timeout=240, what="six outcomes")
+        _wait_for_outcomes(postgres_url, 6, workers)
         outcomes = _outcomes(postgres_url)
         for session, job in sessions.items():
             assert outcomes[session]["stop_reason"] == "answered", outcomes[session]
@@ -347,6 +363,55 @@ def test_a_stopped_worker_gives_its_running_job_back_and_another_worker_continue
         model.holds[job].set()
         _stop(workers)
     assert not pids_mentioning(str(tmp_path))
+
+
+def test_a_worker_that_lost_its_place_in_the_queue_takes_jobs_again_and_its_running_job_goes_on(
+    tmp_path: Path, external_browser: LaunchedBrowser, model: JobModel, site: JobSite, postgres_url: str
+) -> None:
+    """A worker too slow to send its heartbeat can have its row removed by a worker that starts (a busy
+    machine). Its next look for a job then fails in the database; it says so in one line, gives its
+    running job back and registers again, instead of ending with a traceback."""
+    env = {
+        **_env(tmp_path, "submit", external_browser, model, postgres_url),
+        "MAX_PARALLEL_RUNS": "2",
+        "JOB_SHUTDOWN_GRACE": "1",
+    }
+    held, other = "job-held", "job-other"
+    for job in (held, other):
+        page = site.url(f"/job/{job}")
+        model.scripts[job] = [
+            call("browser_run_code", code=f"async (page) => {{ await page.goto('{page}') }}"),
+            text(f"Done with {job}."),
+        ]
+    model.holds[held] = threading.Event()
+    (worker,) = _workers(env, tmp_path, 1)
+    try:
+        first = _detach(env, f"Open the page [{held}]")
+        wait_until(model.holding.is_set, timeout=120, what="the run held at the model")
+        with psycopg.connect(postgres_url) as conn:
+            assert conn.execute("DELETE FROM procrastinate_workers RETURNING id").fetchall()
+        sessions = {first: held}
+        asyncio.run(_submit_one(postgres_url, "lost-1", f"Open the page [{other}]"))
+        sessions["lost-1"] = other
+        worker.wait_for("lost the job queue", timeout=60)
+        model.holds[held].set()
+        _wait_for_outcomes(postgres_url, 2, [worker])
+        outcomes = _outcomes(postgres_url)
+        for session, job in sessions.items():
+            assert outcomes[session]["text"] == f"Done with {job}.", outcomes[session]
+            assert site.received("GET", f"/job/{job}") == 1
+        assert "Traceback" not in worker.output, worker.output
+        worker.process.terminate()
+        assert worker.wait(60) == 143, worker.output
+    finally:
+        model.holds[held].set()
+        _stop([worker])
+    assert not pids_mentioning(str(tmp_path))
+
+
+async def _submit_one(db: str, session: str, task: str) -> None:
+    async with open_queue(db, pool_size=1) as queue:
+        await queue.submit(Job(session, "start", task))
 
 
 async def test_stop_in_the_page_drops_a_job_no_worker_has_taken(

@@ -13,6 +13,8 @@ Nothing runs twice:
   period, for jobs whose worker stopped sending it (killed, machine gone) and puts them back in the queue;
 - a job taken again continues the run from its last checkpoint (`AgentRunner.continue_run`) when its
   first take had started it (the session's checkpoint moved since), else runs it as it was;
+- a worker whose registration was removed (too slow to send its heartbeat) or whose queue connection failed
+  gives its running jobs back and registers again, instead of ending;
 - an approved action is recorded before it runs (`ledger.PostgresLedger`): taken again, it is not run a
   second time, and the model is told that it may have happened.
 SIGTERM or Ctrl+C: no new job is taken; the running one has `JOB_SHUTDOWN_GRACE` seconds to end, then is
@@ -65,6 +67,10 @@ from browser_copilot.sandbox.urls import site_of
 log = logging.getLogger(__name__)
 MAX_TAKES = 20
 """A job given back (its worker stopped) more often than this fails instead."""
+FORGET_WORKERS_AFTER = 300.0
+"""Seconds without a heartbeat after which a starting worker removes a worker's row (at least)."""
+RESTART_AFTER = 2.0
+"""Seconds a worker whose queue failed under it waits before it takes jobs again."""
 
 _TAKE = f"""INSERT INTO {TAKES_TABLE} (job_id, session_id, checkpoint) VALUES (%s, %s, %s)
 ON CONFLICT (job_id) DO UPDATE SET takes = {TAKES_TABLE}.takes + 1 RETURNING takes, checkpoint"""
@@ -295,6 +301,12 @@ async def recover_stalled(queue: JobQueue, after: float) -> None:
             log.warning("job %s of a stopped worker is back in the queue", job.id)
 
 
+def _cause(exc: BaseException) -> str:
+    """The database's own words for what failed (procrastinate's exception says only "Database error")."""
+    cause = exc.__cause__ or exc
+    return " ".join(str(cause).split())[:300] or type(cause).__name__
+
+
 def worker_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
@@ -349,16 +361,30 @@ async def run_worker(
         at_once = "one at a time" if pool.limit == 1 else f"up to {pool.limit} at a time"
         ready(f"Worker {name} is taking jobs from the queue ({at_once}).")
         try:
-            await queue.app.run_worker_async(
-                name=name,
-                concurrency=pool.limit,
-                install_signal_handlers=False,
-                shutdown_graceful_timeout=settings.job_shutdown_grace,
-                update_heartbeat_interval=stalled / 3,
-                stalled_worker_timeout=stalled,
-                fetch_job_polling_interval=min(5.0, stalled / 3),
-                delete_jobs="successful",
-            )
+            while True:
+                try:
+                    await queue.app.run_worker_async(
+                        name=name,
+                        concurrency=pool.limit,
+                        install_signal_handlers=False,
+                        shutdown_graceful_timeout=settings.job_shutdown_grace,
+                        update_heartbeat_interval=stalled / 3,
+                        # Only for forgetting dead workers' rows (jobs are recovered by heartbeat age):
+                        # a live worker whose heartbeat lagged must not lose its row.
+                        stalled_worker_timeout=max(stalled * 10, FORGET_WORKERS_AFTER),
+                        fetch_job_polling_interval=min(5.0, stalled / 3),
+                        delete_jobs="successful",
+                    )
+                    break
+                except ConnectorException as exc:
+                    # The queue's database failed under the worker (a lost connection, a worker row
+                    # removed while this one was too slow to send its heartbeat): its running jobs went
+                    # back to the queue; it takes jobs again under a new registration.
+                    notice(
+                        f"Worker {name} lost the job queue ({_cause(exc)}); taking jobs again in "
+                        f"{RESTART_AFTER:.0f} s."
+                    )
+                    await asyncio.sleep(RESTART_AFTER)
         finally:
             recovery.cancel()
             await asyncio.gather(recovery, return_exceptions=True)
