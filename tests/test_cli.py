@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -454,3 +455,26 @@ def test_a_stale_or_foreign_profile_lock_is_read_for_what_it_is(tmp_path: Path) 
     problem = holder.problem(tmp_path)
     assert "in use by another browser: PID 4242 on another computer (laptop-of-ann)" in problem
     assert f"delete {tmp_path / 'SingletonLock'}" in problem
+
+
+async def test_sigusr1_prints_every_task_down_to_where_it_waits(capsys: pytest.CaptureFixture[str]) -> None:
+    """`kill -USR1 PID` on a stuck process (a worker, a run) says where each of its tasks waits."""
+    from browser_copilot.cli import _print_tasks
+
+    gate = asyncio.Event()
+
+    async def waits_for_the_database() -> None:
+        await gate.wait()
+
+    async def a_job() -> None:
+        await waits_for_the_database()
+
+    task = asyncio.create_task(a_job(), name="process job 7")
+    await asyncio.sleep(0)
+    _print_tasks()
+    gate.set()
+    await task
+    printed = capsys.readouterr().err
+    assert "tasks of process" in printed
+    job = printed[printed.index("process job 7:") :]
+    assert "a_job" in job and "waits_for_the_database" in job

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 import uuid
@@ -309,6 +310,7 @@ def _run(coro: Coroutine[Any, Any, int], stop: StopFlag | None = None) -> int:
         with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):  # Windows has none
             loop.add_signal_handler(signal.SIGTERM, on_signal, True)
             loop.add_signal_handler(signal.SIGHUP, on_signal, True)  # the terminal was closed
+            loop.add_signal_handler(signal.SIGUSR1, _print_tasks)  # where a stuck process waits
             if stop is not None:  # `run`: Ctrl+C the same way (the chat installs its own)
                 loop.add_signal_handler(signal.SIGINT, on_signal, False)
         try:
@@ -321,6 +323,22 @@ def _run(coro: Coroutine[Any, Any, int], stop: StopFlag | None = None) -> int:
         return asyncio.run(guarded())
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def _print_tasks() -> None:
+    """`kill -USR1 PID`: every task of the app and where it waits, on stderr (for a report of a hang)."""
+    tasks = asyncio.all_tasks()
+    lines = [f"--- {len(tasks)} tasks of process {os.getpid()} ---"]
+    for task in tasks:
+        lines.append(f"{task.get_name()}:")
+        awaited: Any = task.get_coro()
+        while awaited is not None:  # down the chain of awaits to where it waits
+            frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+            if frame is not None:
+                lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
 
 
 def main(argv: list[str] | None = None) -> int:

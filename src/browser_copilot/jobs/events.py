@@ -112,7 +112,11 @@ class EventPublisher:
             while not self._items.empty():
                 batch.append(self._items.get_nowait())
             try:
-                await self._store(batch)
+                try:
+                    await self._store(batch)
+                except psycopg.OperationalError:  # a dropped connection: once more on a new one
+                    self._conn = None
+                    await self._store(batch)
             except Exception:  # the background task's top: a lost batch must not stop the worker
                 log.exception("job events: %d not stored", len(batch))
             finally:

@@ -191,6 +191,18 @@ class JobRunner:
             self._error(session, job_id, "storage", str(exc), client)
         except _NothingPending as exc:
             self._error(session, job_id, "nothing_pending", str(exc), client)
+        except psycopg.OperationalError as exc:
+            # The database went away under the run (a restart, a dropped connection): what it saved is
+            # kept, and the next take continues from its last checkpoint.
+            log.warning("job %s: the database failed under the run (%s); back to the queue", job_id, exc)
+            self.publisher.record(
+                session, job_id, "job", {"state": "released", "worker": self.name, "why": "database"}
+            )
+            await self.publisher.flush()
+            raise JobReleased(f"the database failed under job {job_id}") from exc
+        except Exception as exc:  # the job's top: whatever failed is said to the session, not lost
+            log.exception("job %s failed", job_id)
+            self._error(session, job_id, "failed", f"The run failed: {type(exc).__name__}: {exc}", client)
         else:
             self.publisher.record(session, job_id, "outcome", _outcome_record(outcome, client))
             with contextlib.suppress(CopilotError):
@@ -375,16 +387,15 @@ async def run_worker(
                         fetch_job_polling_interval=min(5.0, stalled / 3),
                         delete_jobs="successful",
                     )
-                    break
+                    # It returns only when one of its own tasks failed (a heartbeat or the listening
+                    # connection): being asked to stop cancels it.
+                    why = "its heartbeat or listening connection failed"
                 except ConnectorException as exc:
-                    # The queue's database failed under the worker (a lost connection, a worker row
-                    # removed while this one was too slow to send its heartbeat): its running jobs went
-                    # back to the queue; it takes jobs again under a new registration.
-                    notice(
-                        f"Worker {name} lost the job queue ({_cause(exc)}); taking jobs again in "
-                        f"{RESTART_AFTER:.0f} s."
-                    )
-                    await asyncio.sleep(RESTART_AFTER)
+                    # A lost connection, or its row removed while it was too slow to send its heartbeat.
+                    why = _cause(exc)
+                # Its running jobs went back to the queue; it takes jobs again under a new registration.
+                notice(f"Worker {name} lost the job queue ({why}); taking jobs again in {RESTART_AFTER:g} s.")
+                await asyncio.sleep(RESTART_AFTER)
         finally:
             recovery.cancel()
             await asyncio.gather(recovery, return_exceptions=True)
