@@ -269,13 +269,18 @@ async def test_settling_waits_for_a_busy_page_but_not_forever(
 ) -> None:
     await browser_session.goto(pages.url("index.html"))
     busy = (
-        "async (page) => { await page.evaluate(() => { let n = 0; const t = setInterval(() => {"
-        " document.getElementById('out').textContent = String(n++);"
-        " if (n > 20) clearInterval(t); }, 10); }) }"
+        "async (page) => { await page.evaluate(() => { let n = 0; const out = document.getElementById('out');"
+        " out.dataset.at = ''; const t = setInterval(() => { out.textContent = String(n++);"
+        " out.dataset.at += ' ' + Math.round(performance.now()); if (n > 20) clearInterval(t); }, 10); }) }"
     )
     await browser_session.run_code(busy)
     observation = await observe(browser_session, settle=True)
-    assert "20" in observation.outline  # the last value: the DOM was quiet when it was read
+    read = next(int(line) for line in observation.outline if line.isdigit())
+    at = await browser_session.run_code("async (page) => page.locator('#out').getAttribute('data-at')")
+    changed = [int(t) for t in str(at.value).split()]
+    # Read when the DOM was quiet: at the last value, or (a loaded machine starved the page's timer) at a
+    # value the page then left alone for the settle's 30 ms of quiet.
+    assert read == 20 or changed[read + 1] - changed[read] >= 30, (read, changed)
     # A page that never stops changing is read anyway, once the settle's bound (800 ms) has passed; the
     # bound of this test is loose, so a loaded machine does not fail it, and still far from "forever".
     await browser_session.run_code(

@@ -238,11 +238,13 @@ VAULT = """<!doctype html><html lang=en><title>Vault</title><h1>Settings</h1>
 <a id=json href=/cards.json download>Export cards</a>"""
 
 LOGIN_P = LOGIN.replace("name=password", "name=p")
+LOGIN_ECHO = LOGIN.replace("name=password", "name=echo")
 """The same form, its password field named with a letter: nothing in the address says what `p` is."""
 
 PAGES = {
     "/login": LOGIN,
     "/login-p": LOGIN_P,
+    "/login-echo": LOGIN_ECHO,
     "/verify": VERIFY,
     "/alerting": ALERTING,
     "/sms": SMS,
@@ -253,7 +255,8 @@ PAGES = {
 def answer(request: Request, port: int) -> str:
     path = request.path.split("?")[0]
     if path == "/welcome":
-        return "<!doctype html><title>Welcome</title><h1>Welcome back</h1>"
+        said = parse_qs(urlsplit(request.path).query).get("echo", [""])[0]
+        return f"<!doctype html><title>Welcome {said}</title><h1>Welcome back</h1><p>Signed in with {said}."
     return PAGES.get(path, "<!doctype html><title>Shop</title><h1>Shop</h1><button id=harmless>Hi</button>")
 
 
@@ -277,14 +280,6 @@ def around(text: str, secret: str) -> str:
     return text[max(0, at - 240) : at + 60]
 
 
-DIALOG_BREAK = (
-    "break for a dialog (console passes): the dialog's message reaches the model unmasked through the"
-    " code result's 'A alert dialog is open' note (code_runs.py) and the observation's 'the page "
-    "asks' (observe.py), although the password field is still on the page: neither path masks secret "
-    "values"
-)
-
-
 def goto(site: Site, path: str) -> str:
     return f"async (page) => {{ await page.goto('{site.url(path)}') }}"
 
@@ -304,22 +299,14 @@ async def test_a_download_of_secrets_is_not_read_to_the_model(
     assert secret not in done.sent(), around(done.sent(), secret)
 
 
-UNNAMED = (
-    "break: the secret values masked are those of the secret fields present when the call reads, and"
-    " those an address names (`password=`); a GET sign-in form whose field is named `p` puts the password"
-    " into the next page's address, where nothing says what it is: the observation's URL and page.url()"
-    " carry it (a fix needs the session to remember the secret values it saw, in every path to the model)"
-)
-
-
-@pytest.mark.parametrize(
-    "form", ["/login", pytest.param("/login-p", marks=pytest.mark.xfail(strict=True, reason=UNNAMED))]
-)
+@pytest.mark.parametrize("form", ["/login", "/login-p", "/login-echo"])
 async def test_a_password_a_sign_in_form_put_in_the_address_is_not_read(
     browser_session: BrowserSession, site: Site, form: str
 ) -> None:
     """The browser filled the saved password; the code signs in (an ordinary input); the form is a GET,
-    so the password is in the address of the next page, where no password field is."""
+    so the password is in the address of the next page, where no password field is: named `password`,
+    named `p` (nothing says what it is), or echoed by the next page in its text and title. The session
+    remembers the value the observation saw in its field (`safety/seen_secrets.py`)."""
     done = await attack(
         browser_session,
         site,
@@ -331,17 +318,11 @@ async def test_a_password_a_sign_in_form_put_in_the_address_is_not_read(
     assert PASSWORD not in done.sent(), around(done.sent(), PASSWORD)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "break: a page that moves a typed password out of its field (into its text or title) and "
-        "drops the field leaves no secret field whose value masks it: page text and title() give it "
-        "(same fix as the GET sign-in)"
-    ),
-)
 async def test_a_password_the_page_moved_out_of_its_field_is_not_read(
     browser_session: BrowserSession, site: Site
 ) -> None:
+    """The page drops the field and shows its value in its text and title: the observation's memory of
+    the document's secret values (observer.js) and the guard's (guard.js `revealed`) mask it."""
     done = await attack(
         browser_session,
         site,
@@ -350,6 +331,38 @@ async def test_a_password_the_page_moved_out_of_its_field_is_not_read(
         "async (page) => [await page.title(), await page.locator('#out').innerText()]",
     )
     assert "Your password was" in done.sent()
+    assert PASSWORD not in done.sent(), around(done.sent(), PASSWORD)
+
+
+MOVES = {
+    "address": "history.replaceState(null, '', '?echo=' + encodeURIComponent(v))",
+    "a-buttons-name": "go.setAttribute('aria-label', 'Continue as ' + v)",
+    "a-buttons-text": "go.textContent = [...v].join('')",
+}
+for _name, _move in MOVES.items():
+    PAGES[f"/moving/{_name}"] = (
+        f"<!doctype html><html lang=en><title>Sign in</title><h1>Sign in</h1>"
+        f"<label>Password <input type=password id=pw value='{PASSWORD}'></label>"
+        '<button id=go type=button>Continue</button><button id=move type=button onclick="const v = pw.value;'
+        f" const go = document.getElementById('go'); pw.closest('label').remove(); {_move}\">Next</button>"
+    )
+
+
+@pytest.mark.parametrize("move", MOVES)
+async def test_a_password_the_page_moved_elsewhere_once_its_field_is_gone_is_not_read(
+    browser_session: BrowserSession, site: Site, move: str
+) -> None:
+    """Other places one document can put a typed value once its field is gone: its address, the name or
+    the text of a control (what the observation lists and the code reads)."""
+    done = await attack(
+        browser_session,
+        site,
+        goto(site, f"/moving/{move}"),
+        "async (page) => { await page.locator('#move').click() }",
+        "async (page) => [page.url(), await page.locator('#go').innerText(),"
+        " await page.locator('#go').getAttribute('aria-label')]",
+    )
+    assert "Continue" in done.sent() or "<masked>" in done.sent()
     assert PASSWORD not in done.sent(), around(done.sent(), PASSWORD)
 
 
@@ -387,7 +400,7 @@ async def test_a_one_time_code_in_a_messages_text_is_not_read(
 
 @pytest.mark.parametrize(
     "button",
-    [pytest.param("#check", marks=pytest.mark.xfail(strict=True, reason=DIALOG_BREAK)), "#log"],
+    ["#check", "#log"],
 )
 async def test_a_password_the_page_shows_in_a_dialog_or_its_console_is_not_read(
     browser_session: BrowserSession, site: Site, button: str

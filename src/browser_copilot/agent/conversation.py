@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 
 from browser_copilot.agent.prompts import load, render
 from browser_copilot.agent.state import AgentState, ObservationState
@@ -138,3 +139,24 @@ def chat_history(messages: list[AnyMessage], limit: int = 200) -> list[dict[str,
             if following is None or not is_feedback(following):
                 chat.append({"who": "agent", "text": str(message.content)})
     return chat[-limit:]
+
+
+def masked(messages: Sequence[BaseMessage], mask: Callable[[str], str]) -> list[BaseMessage]:
+    """Every message's text through `mask` (the session's seen secrets, `BrowserSession.seen_secrets`):
+    the prompt as it goes to the model, whatever path a secret value took into it."""
+    out: list[BaseMessage] = []
+    for message in messages:
+        content = message.content
+        if isinstance(content, str):
+            new: str | list[str | dict[str, Any]] = mask(content)
+        else:
+            new = [
+                mask(part)
+                if isinstance(part, str)
+                else {**part, "text": mask(part["text"])}
+                if part.get("type") == "text" and isinstance(part.get("text"), str)
+                else part
+                for part in content
+            ]
+        out.append(message if new == content else message.model_copy(update={"content": new}))
+    return out

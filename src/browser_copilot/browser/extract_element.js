@@ -128,6 +128,7 @@
     }
     return sum % 10 === 0;
   };
+  const secretValues = [];  // the values of the secret fields listed: the observer keeps them (observer.js)
   const isSecret = (el) => {
     if (isSecretField(el)) return true;
     const value = (el.value || '').replace(/[\s-]/g, '');
@@ -157,6 +158,7 @@
     } else if (tag === 'INPUT' || tag === 'TEXTAREA') {
       const type = (el.getAttribute('type') || 'text').toLowerCase();
       if (!['submit', 'button', 'reset', 'image', 'file'].includes(type)) {
+        if (el.value && isSecret(el)) secretValues.push(el.value);
         if (el.value) parts.push(isSecret(el) ? 'value=<masked>' : `value="${clean(el.value, MAX_VALUE)}"`);
         if (type !== 'text' && type !== 'password' && !ROLE_BY_INPUT[type]) parts.push(`type=${type}`);
       }

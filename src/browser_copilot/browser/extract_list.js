@@ -260,5 +260,6 @@
     modal,
     errors,
     signals: { captcha },
+    secretValues,
   };
 }

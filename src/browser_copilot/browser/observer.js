@@ -138,7 +138,30 @@ globalThis.__bcObserver = {
     }
     data.banner_found = banner;
     data.page_ms = Math.round((performance.now() - started) * 10) / 10;
-    return JSON.stringify(data);
+    for (const v of data.secretValues || []) if (v.length >= 4) this.secrets.add(v);
+    delete data.secretValues;
+    data.secretDigests = opts.salt ? [...this.secrets].filter((v) => v.length >= 6).map((v) => this.digestOf(opts.salt, v)) : [];
+    return this.masked(JSON.stringify(data));
+  },
+  // What leaves the page of a secret value: FNV-1a 64 of salt, NUL and value, in hex (the session masks
+  // every prompt with these: safety/seen_secrets.py, the same function).
+  digestOf(salt, value) {
+    let h = 0xcbf29ce484222325n;
+    for (const b of new TextEncoder().encode(`${salt}\0${value}`)) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+    return h.toString(16).padStart(16, '0');
+  },
+
+  // A secret value this document's observations saw in a field (a password, a code, a card number) stays
+  // masked wherever the page puts it later (its text, its title, its address), also after the field is
+  // gone. The values never leave the page: the observation's text is masked here.
+  secrets: new Set(),
+  masked(text) {
+    for (const v of this.secrets) {
+      for (const form of new Set([JSON.stringify(v).slice(1, -1), JSON.stringify(encodeURIComponent(v)).slice(1, -1)])) {
+        text = text.split(form).join('<masked>');
+      }
+    }
+    return text;
   },
 
   // The numbers of the last observation drawn over the page for a screenshot (`on`), or removed.

@@ -36,7 +36,7 @@ SEND_SOURCE = "__bcSendSource"
 """What an observation sent without the page's half answers when its browser context has not kept it."""
 
 
-def _opts(full: bool, screenshot: bool, settle: bool, banners: bool, extra: dict[str, int]) -> dict[str, Any]:
+def _opts(full: bool, screenshot: bool, settle: bool, banners: bool, extra: dict[str, Any]) -> dict[str, Any]:
     return {"full": full, "screenshot": screenshot, "settle": settle, "banners": banners, **extra}
 
 
@@ -47,7 +47,7 @@ def observation_code(
     settle: bool = False,
     banners: bool = True,
     source: bool = True,
-    **extra: int,
+    **extra: int | str,
 ) -> str:
     """The code of one observation (see observe.js): settle, find a consent banner's choice, extract.
     `extra` sets the extractor's budgets (textBudget, maxElements, maxOptions, foldMin...).
@@ -158,19 +158,36 @@ async def _observe(
     since = round((time.monotonic() - session.call_ended) * 1000) if settle and session.call_ended else 0
     if not screenshot:
         version, install = observer_source()
-        opts = _opts(full, screenshot, settle, banners, {"since": since})
+        opts = {
+            **_opts(full, screenshot, settle, banners, {"since": since}),
+            "salt": session.seen_secrets.salt,
+        }
         data = await session.look_payload(opts, version, install)
         if data is not None:
+            session.seen_secrets.learn(data.get("secretDigests") or [])
             observation = _from_payload(data, full=full)
             observation.extract_ms = (time.perf_counter() - started) * 1000
             return observation, _found(data)
     begun = session.downloads_begun()
     code = observation_code(
-        full=full, screenshot=screenshot, settle=settle, banners=banners, source=False, since=since
+        full=full,
+        screenshot=screenshot,
+        settle=settle,
+        banners=banners,
+        source=False,
+        since=since,
+        salt=session.seen_secrets.salt,
     )
     result = await session.run_code(code, idempotent=True)
     if result.ok and result.value == SEND_SOURCE:
-        code = observation_code(full=full, screenshot=screenshot, settle=settle, banners=banners, since=since)
+        code = observation_code(
+            full=full,
+            screenshot=screenshot,
+            settle=settle,
+            banners=banners,
+            since=since,
+            salt=session.seen_secrets.salt,
+        )
         result = await session.run_code(code, idempotent=True)
     elapsed = (time.perf_counter() - started) * 1000
     dialog = parse_dialog(result)
@@ -192,6 +209,7 @@ async def _observe(
     if not result.ok or not isinstance(result.value, dict):
         raise BrowserUnavailable(f"the page could not be observed: {result.error or result.value!r}")
     session.look.learned(result.value, begun)
+    session.seen_secrets.learn(result.value.get("secretDigests") or [])
     observation = _from_payload(result.value, full=full)
     observation.extract_ms = elapsed
     return observation, _found(result.value)

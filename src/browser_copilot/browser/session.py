@@ -39,6 +39,7 @@ from browser_copilot.browser.session_policy import SessionPolicy
 from browser_copilot.browser.session_tabs import SessionTab, SessionTabs, check_navigable
 from browser_copilot.config import Settings
 from browser_copilot.errors import BrowserNotFound, BrowserUnavailable, McpUnavailable, NetworkPolicyDown
+from browser_copilot.safety.seen_secrets import SeenSecrets
 from browser_copilot.sandbox.cdp import CdpError
 from browser_copilot.sandbox.effects import Allowed
 from browser_copilot.sandbox.guard import needs_runtime, runtime_install_code
@@ -106,6 +107,8 @@ class BrowserSession(SessionTabs, SessionPolicy):
         """The CDP target id of the agent's tab, as last told to the network policy."""
         self.look = Look()
         """The framework's own look at the agent's tab, beside the code tool (`browser.look`)."""
+        self.seen_secrets = SeenSecrets()
+        """Digests of the secret values the session's observations saw in fields (never the values)."""
         self._preparing: set[asyncio.Future[None]] = set()
         self._closing = False
         """Set by `close`: no recovery starts a server or a browser after it (a call still in flight

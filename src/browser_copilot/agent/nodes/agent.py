@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import dangling_fixes, feedback, observation_message
+from browser_copilot.agent.conversation import dangling_fixes, feedback, masked, observation_message
 from browser_copilot.agent.extra_calls import bound_tools, tool_names
 from browser_copilot.agent.memory import prompt_block
 from browser_copilot.agent.memory_tools import withhold_in_calls
@@ -102,7 +102,9 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
     try:
         # Streamed (F62): the text reaches the user as it is written; tool calls only once complete.
         stream = AnswerStream(ctx.events, call=state.get("llm_calls", 0) + 1)
-        response = await complete(ctx.llm, bound_tools(ctx), prompt, stream)
+        response = await complete(
+            ctx.llm, bound_tools(ctx), masked(prompt, ctx.browser.seen_secrets.mask), stream
+        )
     except openai.APIError as exc:
         said = describe_llm_error(exc)  # the model's URL, the status or connection problem, the fix
         ctx.events(Event("error", {"kind": "llm", "message": said}))

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from browser_copilot.agent.context import AgentContext
-from browser_copilot.agent.conversation import is_feedback
+from browser_copilot.agent.conversation import is_feedback, masked
 from browser_copilot.agent.state import AgentState
 from browser_copilot.events import Event
 
@@ -64,7 +64,9 @@ async def memory_manager(state: AgentState, runtime: Runtime[AgentContext]) -> C
     )
     previous = state.get("summary")
     context = {"running_summary": short_term.RunningSummary(previous, set(), None)} if previous else {}
-    result = await node.ainvoke({"messages": older, "context": context})
+    result = await node.ainvoke(
+        {"messages": masked(older, ctx.browser.seen_secrets.mask), "context": context}
+    )
     running = result.get("context", {}).get("running_summary")
     if running is None:
         return Command(update=mark, goto="agent")

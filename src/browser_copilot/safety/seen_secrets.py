@@ -1,0 +1,74 @@
+"""The session's memory of the secret values its pages held (F47), without the values.
+
+An observation sees a password, a one-time code or a card number in its field (extractor.js) and keeps
+the value in the page, where it masks it in every later observation of that document (observer.js).
+What leaves the page is only a salted digest of it. Here the session keeps those digests, and every
+prompt to the model is masked with them (`mask`): a word of the prompt whose digest is one of them
+becomes `<masked>`, wherever the value went since. Another document's text, the next page's address
+(a sign-in form sent by GET), a tab's title, a dialog, a code call's result: one check at the one place
+where everything meets before the model.
+
+The digest is FNV-1a (64 bits) of the UTF-8 bytes of salt, NUL and value, written in hexadecimal, the same
+in observer.js (`digestOf`). It is no cipher: it only keeps the value itself out of the app's memory,
+its checkpoints and its logs; the salt is new in every session. A value is one word here (no space, no
+`&`, `=`, `/`, quote or bracket inside), as passwords and codes almost always are; shorter than
+`SHORTEST` it is not remembered (a word that short would be masked too often by chance).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable
+from urllib.parse import unquote
+
+SHORTEST = 6
+"""Characters: shorter values are not remembered."""
+MASK = "<masked>"
+_OFFSET = 0xCBF29CE484222325
+_PRIME = 0x100000001B3
+_MASK64 = (1 << 64) - 1
+_WORD = re.compile(r"[^\s?&=/#,;|\"'<>()\[\]{}«»“”‘’\\]+")
+_EDGES = ".:!?*`"
+
+
+def digest(salt: str, value: str) -> str:
+    """FNV-1a 64 of salt, NUL and value (UTF-8), 16 hex digits (observer.js `digestOf`)."""
+    h = _OFFSET
+    for byte in f"{salt}\0{value}".encode():
+        h = ((h ^ byte) * _PRIME) & _MASK64
+    return f"{h:016x}"
+
+
+class SeenSecrets:
+    """Digests of the secret values one session's pages held, and the salt its pages use for them."""
+
+    def __init__(self) -> None:
+        self.salt = secrets.token_hex(8)
+        self._digests: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+    def learn(self, digests: Iterable[object]) -> None:
+        """What an observation reported (`secretDigests`): only well-formed digests are kept."""
+        for d in digests:
+            if isinstance(d, str) and re.fullmatch(r"[0-9a-f]{16}", d):
+                self._digests.add(d)
+
+    def mask(self, text: str) -> str:
+        """`text` with every word whose digest the session saw replaced by `<masked>`."""
+        if not self._digests or not text:
+            return text
+        return _WORD.sub(self._word, text)
+
+    def _word(self, match: re.Match[str]) -> str:
+        word = match.group(0)
+        if len(word) < SHORTEST:
+            return word
+        core = word.strip(_EDGES)
+        for candidate in dict.fromkeys((word, core, unquote(word), unquote(core))):
+            if len(candidate) >= SHORTEST and digest(self.salt, candidate) in self._digests:
+                start = word.find(core) if candidate in (core, unquote(core)) and core else 0
+                return word[:start] + MASK + word[start + len(core) :] if start or core != word else MASK
+        return word
