@@ -40,7 +40,7 @@ def make_context(
         vision=settings.llm_vision,
         events=events,
         url_policy=browser.url_policy,
-        judge=Judge(llm),
+        judge=Judge(llm, mask=browser.seen_secrets.mask),
         pacing=Pacing(
             mode=settings.pacing,
             actions_per_minute=settings.pacing_actions_per_minute,

@@ -16,7 +16,7 @@ import asyncio
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -139,6 +139,8 @@ class Judge:
     timeout: float = JUDGE_TIMEOUT
     cache: dict[str, dict[str, Any]] = field(default_factory=dict)
     calls: int = 0
+    mask: Callable[[str], str] = str
+    """What the request goes through before the model reads it (the session's seen secrets)."""
 
     async def __call__(self, facts: dict[str, Any], rules: dict[str, Any] | None = None) -> dict[str, Any]:
         """A verdict `{destructive, category, reason, by}`; `by` is `judge`, `cache` or `fail-closed`."""
@@ -148,7 +150,7 @@ class Judge:
         fallback = rules or {}
         if self.llm is None:
             return self._closed(fallback, "no model is configured for the judge")
-        messages = [SystemMessage(judge_prompt()), HumanMessage(judge_request(facts))]
+        messages = [SystemMessage(judge_prompt()), HumanMessage(self.mask(judge_request(facts)))]
         self.calls += 1
         try:
             async with asyncio.timeout(self.timeout):

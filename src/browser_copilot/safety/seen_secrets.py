@@ -25,6 +25,8 @@ from urllib.parse import unquote
 SHORTEST = 6
 """Characters: shorter values are not remembered."""
 MASK = "<masked>"
+REMEMBERED_WORDS = 100_000
+"""Words whose outcome is kept between prompts (then forgotten all at once)."""
 _OFFSET = 0xCBF29CE484222325
 _PRIME = 0x100000001B3
 _MASK64 = (1 << 64) - 1
@@ -46,6 +48,8 @@ class SeenSecrets:
     def __init__(self) -> None:
         self.salt = secrets.token_hex(8)
         self._digests: set[str] = set()
+        self._words: dict[str, str] = {}
+        """A word of a prompt -> what it becomes (a prompt is mostly the last one again)."""
 
     def __len__(self) -> int:
         return len(self._digests)
@@ -53,8 +57,9 @@ class SeenSecrets:
     def learn(self, digests: Iterable[object]) -> None:
         """What an observation reported (`secretDigests`): only well-formed digests are kept."""
         for d in digests:
-            if isinstance(d, str) and re.fullmatch(r"[0-9a-f]{16}", d):
+            if isinstance(d, str) and re.fullmatch(r"[0-9a-f]{16}", d) and d not in self._digests:
                 self._digests.add(d)
+                self._words.clear()
 
     def mask(self, text: str) -> str:
         """`text` with every word whose digest the session saw replaced by `<masked>`."""
@@ -66,9 +71,22 @@ class SeenSecrets:
         word = match.group(0)
         if len(word) < SHORTEST:
             return word
-        core = word.strip(_EDGES)
-        for candidate in dict.fromkeys((word, core, unquote(word), unquote(core))):
-            if len(candidate) >= SHORTEST and digest(self.salt, candidate) in self._digests:
-                start = word.find(core) if candidate in (core, unquote(core)) and core else 0
-                return word[:start] + MASK + word[start + len(core) :] if start or core != word else MASK
+        known = self._words.get(word)
+        if known is None:
+            if len(self._words) >= REMEMBERED_WORDS:
+                self._words.clear()
+            known = self._words[word] = self._masked(word)
+        return known
+
+    def _masked(self, word: str) -> str:
+        if self._seen(word):
+            return MASK
+        core = word.strip(_EDGES)  # a sentence's full stop, a markdown emphasis around it
+        if core and core != word and self._seen(core):
+            start = word.index(core)
+            return word[:start] + MASK + word[start + len(core) :]
         return word
+
+    def _seen(self, text: str) -> bool:
+        forms = {text, unquote(text)}  # also as an address writes it
+        return any(len(form) >= SHORTEST and digest(self.salt, form) in self._digests for form in forms)
