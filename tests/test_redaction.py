@@ -394,3 +394,42 @@ def test_the_log_files_own_timestamps_are_never_masked(tmp_path: Path) -> None:
 )
 def test_every_sink_masks_secrets_found_by_their_shape(text: str, secret: str) -> None:
     assert secret not in redact(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Bank: Your verification code is 482913. Do not share it.", "482913"),
+        ("Ваш код подтверждения: 482913", "482913"),
+        ("Dein Bestätigungscode lautet 482913", "482913"),
+        ("Tu código de verificación es 482 913.", "482 913"),
+        ("Votre code de vérification est 482913", "482913"),
+        ("Il codice di verifica è 482913", "482913"),
+        ("Your one-time password: 7730", "7730"),
+    ],
+)
+def test_a_one_time_code_in_page_text_is_masked_for_the_model(text: str, code: str) -> None:
+    from browser_copilot.safety.redaction import mask_for_model
+
+    masked = mask_for_model(text)
+    assert code not in masked and ("<code>" in masked or "<secret>" in masked), masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your order number is 482913",
+        "Tracking code: 48291734",
+        "Postal code is 28001",
+        "Call 555-0100 today",
+        "Price 1299.00 EUR, item 4829-13",
+        "Use promo code 4821 at checkout",
+        "El código postal de Madrid es 28001",
+        "Tu código de descuento es 48291",
+        "Votre code de réduction est 4829",
+    ],
+)
+def test_ordinary_numbers_and_codes_stay_for_the_model(text: str) -> None:
+    from browser_copilot.safety.redaction import mask_for_model
+
+    assert mask_for_model(text) == text

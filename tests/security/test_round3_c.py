@@ -380,22 +380,35 @@ async def test_a_code_gathered_from_one_digit_boxes_is_not_read(
     assert OTP not in done.sent(), around(done.sent(), OTP)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "break: a one-time code in page text ('Your verification code is 482913', an SMS web app) is "
-        "not masked for the model; mask_for_model finds cards, IBANs and keys, not a code introduced "
-        "by its words"
-    ),
-)
-async def test_a_one_time_code_in_a_messages_text_is_not_read(
-    browser_session: BrowserSession, site: Site
-) -> None:
-    done = await attack(
-        browser_session, site, goto(site, "/sms"), "async (page) => await page.locator('#sms').innerText()"
+MESSAGES = {
+    "en": f"Bank: Your verification code is {OTP}. Do not share it with anyone.",
+    "de": f"Ihr Bestätigungscode lautet {OTP}. Geben Sie ihn nicht weiter.",
+    "ru": f"Ваш код подтверждения: {OTP}. Никому его не сообщайте.",
+    "es": f"Tu código de verificación es {OTP[:3]} {OTP[3:]}.",
+}
+for _lang, _said in MESSAGES.items():
+    PAGES[f"/sms/{_lang}"] = (
+        f"<!doctype html><html lang={_lang}><title>{_said[:40]}</title><h1>Messages</h1>"
+        f"<ul><li id=sms>{_said}</li></ul><button id=toast type=button title='{_said}'>New</button>"
     )
-    assert "verification code" in done.sent()
+
+
+@pytest.mark.parametrize("lang", ["sms", *MESSAGES])
+async def test_a_one_time_code_in_a_messages_text_is_not_read(
+    browser_session: BrowserSession, site: Site, lang: str
+) -> None:
+    """A code said with its word in a message (an SMS web app, a mail), in its text, its title and a
+    control's name, read by the observation and by the code: masked as a one-time code wherever it is."""
+    page = "/sms" if lang == "sms" else f"/sms/{lang}"
+    done = await attack(
+        browser_session,
+        site,
+        goto(site, page),
+        "async (page) => [await page.locator('#sms').innerText(), await page.title()]",
+    )
+    assert "<code>" in done.sent()
     assert OTP not in done.sent(), around(done.sent(), OTP)
+    assert f"{OTP[:3]} {OTP[3:]}" not in done.sent()
 
 
 @pytest.mark.parametrize(

@@ -169,26 +169,21 @@ async def _observe(
             observation.extract_ms = (time.perf_counter() - started) * 1000
             return observation, _found(data)
     begun = session.downloads_begun()
-    code = observation_code(
-        full=full,
-        screenshot=screenshot,
-        settle=settle,
-        banners=banners,
-        source=False,
-        since=since,
-        salt=session.seen_secrets.salt,
-    )
-    result = await session.run_code(code, idempotent=True)
-    if result.ok and result.value == SEND_SOURCE:
-        code = observation_code(
+
+    def code(source: bool) -> str:
+        return observation_code(
             full=full,
             screenshot=screenshot,
             settle=settle,
             banners=banners,
+            source=source,
             since=since,
             salt=session.seen_secrets.salt,
         )
-        result = await session.run_code(code, idempotent=True)
+
+    result = await session.run_code(code(False), idempotent=True)
+    if result.ok and result.value == SEND_SOURCE:  # the page's half goes with it this time
+        result = await session.run_code(code(True), idempotent=True)
     elapsed = (time.perf_counter() - started) * 1000
     dialog = parse_dialog(result)
     if dialog is not None:

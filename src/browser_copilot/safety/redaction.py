@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from browser_copilot.safety.secret_said import LOGIN_WORD, ORDINARY_CODES, PASSWORD_WORD, alternation, said
+from browser_copilot.safety.secret_said import (
+    LOGIN_WORD,
+    ORDINARY_CODES,
+    PASSWORD_WORD,
+    alternation,
+    codes_said,
+    said,
+)
 from browser_copilot.safety.secret_shapes import (
     CARD,
     EMAIL,
@@ -129,10 +136,17 @@ _MODEL_MASKS: dict[SecretKind, str] = {"password": "<secret>", "private key": "<
 def mask_for_model(text: str) -> str:
     """What the model may read of page text and code results (F47): secrets found by their shape
     (`secret_shapes`: private-key blocks, a URL's password, `password=…` in a configuration, provider keys
-    and JWTs, valid IBANs, Luhn-valid card numbers in any grouping) masked; the user's own details (name,
+    and JWTs, valid IBANs, Luhn-valid card numbers in any grouping) and one-time codes said with their word
+    ("Your verification code is 482913", any language of the tables) masked; the user's own details (name,
     e-mail, phone, address) and ordinary numbers stay, so the model can check what it typed."""
-    masks: dict[SecretKind, str] = {**_MODEL_MASKS, "API key or token": "<api-key>", "IBAN": "<iban>"}
-    return _replace(text, first_each(shapes(text)), lambda s: masks.get(s.kind, "<card>"))
+    masks: dict[SecretKind, str] = {
+        **_MODEL_MASKS,
+        "API key or token": "<api-key>",
+        "IBAN": "<iban>",
+        "one-time code": "<code>",
+    }
+    found = first_each([*shapes(text), *codes_said(text)])
+    return _replace(text, found, lambda s: masks.get(s.kind, "<card>"))
 
 
 def find_secrets(text: str, asked: Asked | None = None) -> list[Secret]:

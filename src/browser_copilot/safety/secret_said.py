@@ -87,8 +87,10 @@ def _code_said() -> re.Pattern[str]:
     words = alternation(
         {"*": list(lexicon().get("code_words", []))}, spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}"
     )
+    # Up to two words may stand between the code word and its link: "tu código de verificación es".
     return re.compile(
-        rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?:{words})(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?)" + _CODE_DIGITS
+        rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?:{words})(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,2}}?)"
+        rf"(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?)" + _CODE_DIGITS
     )
 
 
@@ -96,10 +98,14 @@ _CVV_VALUE = re.compile(
     r"(?i)\b(?:cvv2?|cvc2?|csc|card (?:security|verification) (?:code|value|number))\b[^\d\n]{0,15}"
     r"(?P<value>(?<!\d)\d{3,4})(?!\d)"
 )
-# Words before "code" that make it an ordinary number, not a one-time code.
+# Words beside "code" (before it, or between it and "is") that make it an ordinary number, not a one-time code.
 _ORDINARY_CODE_WORDS = """zip postal post postcode area country promo discount coupon voucher gift product
 order booking tracking reference error status http tax sort bank iata airport dialling dialing phone colour
-color source building qr bar barcode style dress postale pocztowy promocional invoice customer"""
+color source building qr bar barcode style dress postale pocztowy promocional invoice customer
+descuento promoción promocion cupón cupon regalo pedido seguimiento reserva referencia producto
+réduction reduction commande suivi réservation reservation produit cadeau facture cliente factura
+rabatt gutschein bestellung sendungsverfolgung buchung postleitzahl produkt kunden rechnung
+sconto ordine spedizione prenotazione prodotto regalo fattura rabatowy zamówienia zamowienia"""
 ORDINARY_CODES = frozenset(_ORDINARY_CODE_WORDS.split())
 # Words after "password is" that say something about it, not what it is.
 _NOT_VALUE_WORDS = """stored saved kept in the a an not never same different changed wrong correct required
@@ -293,7 +299,19 @@ def code_digits(value: str) -> bool:
 
 def said(text: str) -> list[Secret]:
     """Every secret said in words in `text` (possibly overlapping)."""
-    found = _passwords(text) + _more_shapes(text) + _in_pieces(text)
+    found = _passwords(text) + _more_shapes(text) + _in_pieces(text) + codes_said(text)
+    return found + [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
+
+
+_FOUR_DIGITS = re.compile(r"\d(?:\D{0,3}\d){3}")
+
+
+def codes_said(text: str) -> list[Secret]:
+    """One-time codes said with their word ("Your verification code is 482913", "код: 4821"), also in
+    page text (a message app, a mail): cheap where no four digits are near each other."""
+    if not _FOUR_DIGITS.search(text):
+        return []
+    found: list[Secret] = []
     for match in _CODE_VALUE.finditer(text):
         word = match.group("word").lower().strip(" -")
         if word == "code" and (match.group("pre") or "").lower() in ORDINARY_CODES:
@@ -305,6 +323,7 @@ def said(text: str) -> list[Secret]:
     found += [
         Secret("one-time code", *m.span("value"))
         for m in _code_said().finditer(text)
-        if (m.group("pre") or "").lower() not in ORDINARY_CODES and code_digits(m.group("value"))
+        if not {(m.group("pre") or "").lower(), *m.group("mid").lower().split()} & ORDINARY_CODES
+        and code_digits(m.group("value"))
     ]
-    return found + [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
+    return found
