@@ -42,6 +42,27 @@ def test_a_seen_value_is_masked_wherever_it_went(text: str) -> None:
     assert MASK in out
 
 
+@pytest.mark.parametrize(
+    "word",
+    [
+        "id:Tr0ub4dor77",
+        "user@Tr0ub4dor77",
+        "Tr0ub4dor77…",
+        "a-b-c-Tr0ub4dor77-x",
+        "Tr0\u200bub4dor77",
+        "Ｔｒ０ｕｂ４ｄｏｒ７７",
+        "welcome?u=id%3ATr0ub4dor77",
+    ],
+    ids=["prefixed", "at", "ellipsis", "inside-dashes", "zero-width", "full-width", "encoded-prefix"],
+)
+def test_a_seen_value_joined_to_other_characters_is_masked(word: str) -> None:
+    """The review's probes: the next document writes the value beside other characters, or in other forms
+    of the same letters."""
+    out = seen("Tr0ub4dor77").mask(f"Signed in as {word} today")
+    assert "Tr0ub4dor77" not in out and "ｄｏｒ" not in out and "ub4dor77" not in out, out
+    assert out.startswith("Signed in as ") and out.endswith(" today")
+
+
 def test_what_was_not_seen_stays_and_short_values_are_not_remembered() -> None:
     memory = seen(PASSWORD, "12345")
     text = "Order 12345 of alice: 3 items, total 42.00 EUR, see http://shop.test/orders/12345"

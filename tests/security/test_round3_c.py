@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from browser_copilot.browser.guarded import guarded_code
+from browser_copilot.browser.observing import observe
 from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack
@@ -475,3 +476,18 @@ async def test_a_saved_card_or_a_password_is_not_read_through_a_choice_or_an_err
     assert "Pay with a saved card" in done.sent()
     for secret in ("4111111111111111", "5555555555554444", PASSWORD):
         assert secret not in done.sent(), around(done.sent(), secret)
+
+
+async def test_no_picture_goes_to_the_model_of_a_page_that_shows_a_secret_it_held(
+    browser_session: BrowserSession, site: Site
+) -> None:
+    """With vision, the observation's screenshot: pixels cannot be masked as text is, so a document that
+    now shows a value it once held in a secret field gets none; one with the field itself gets its
+    picture with the field masked."""
+    await browser_session.goto(site.url("/alerting"))
+    before = await observe(browser_session, screenshot=True)
+    assert before.screenshot_b64  # the field is on the page, masked in the picture
+    await browser_session.run_code(guarded_code("async (page) => { await page.locator('#leave').click() }"))
+    after = await observe(browser_session, screenshot=True)
+    assert after.screenshot_b64 is None
+    assert PASSWORD not in after.title and "<masked>" in after.title

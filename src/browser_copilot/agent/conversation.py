@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from browser_copilot.agent.prompts import load, render
 from browser_copilot.agent.state import AgentState, ObservationState
 from browser_copilot.browser.observation import Observation, as_untrusted
+from browser_copilot.safety.redaction import mask_for_model
 
 FEEDBACK_PREFIX = "[Browser Copilot]"
 """Marks messages the framework adds to the conversation (not the user's words)."""
@@ -113,7 +114,8 @@ def observation_message(
     """The working state, then the page as the model sees it (delimited as untrusted, with the
     screenshot when present, and the screenshots the model's code took just before): the last message of
     every prompt, after the cacheable prefix."""
-    body = render(load("observation"), page=as_untrusted(observation["text"]))
+    # Every part of it (errors, a dialog, a modal's label, the change summary), not only the page text.
+    body = render(load("observation"), page=as_untrusted(mask_for_model(observation["text"])))
     if working:
         body = f"{working}\n\n{body}"
     images = [*(shots or []), *([observation["screenshot"]] if observation.get("screenshot") else [])]

@@ -79,11 +79,14 @@ async (page) => {
   };
   data.ids = await Promise.all(context.pages().map((p) => targetId(p).catch(() => null)));
 
-  if (opts.screenshot) {
+  // No picture of a page showing a secret value it once held in a field (pixels cannot be masked as
+  // text is); secret fields themselves are masked, in every frame.
+  if (opts.screenshot && !data.secretShown) {
     if (await page.evaluate(() => document.hidden).catch(() => false)) await page.bringToFront();
     await call('marks(true)');
     try {
-      data.screenshot = (await page.screenshot({ type: 'jpeg', quality: 60 })).toString('base64');
+      const mask = page.frames().map((f) => f.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret], [data-bc-opaque]'));
+      data.screenshot = (await page.screenshot({ type: 'jpeg', quality: 60, mask })).toString('base64');
     } finally {
       await call('marks(false)');
     }

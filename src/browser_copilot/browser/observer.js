@@ -141,7 +141,9 @@ globalThis.__bcObserver = {
     for (const v of data.secretValues || []) if (v.length >= 4) this.secrets.add(v);
     delete data.secretValues;
     data.secretDigests = opts.salt ? [...this.secrets].filter((v) => v.length >= 6).map((v) => this.digestOf(opts.salt, v)) : [];
-    return this.masked(JSON.stringify(data));
+    const text = JSON.stringify(data);
+    const out = this.masked(text);
+    return out === text ? out : `${out.slice(0, -1)},"secretShown":true}`;  // no screenshot of it (observe.js)
   },
   // What leaves the page of a secret value: FNV-1a 64 of salt, NUL and value, in hex (the session masks
   // every prompt with these: safety/seen_secrets.py, the same function).

@@ -98,7 +98,7 @@ _CVV_VALUE = re.compile(
     r"(?i)\b(?:cvv2?|cvc2?|csc|card (?:security|verification) (?:code|value|number))\b[^\d\n]{0,15}"
     r"(?P<value>(?<!\d)\d{3,4})(?!\d)"
 )
-# Words beside "code" (before it, or between it and "is") that make it an ordinary number, not a one-time code.
+# Words beside "code" (before it, or between it and "is") that make it an ordinary number, not a code.
 _ORDINARY_CODE_WORDS = """zip postal post postcode area country promo discount coupon voucher gift product
 order booking tracking reference error status http tax sort bank iata airport dialling dialing phone colour
 color source building qr bar barcode style dress postale pocztowy promocional invoice customer

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote
 
@@ -32,6 +33,10 @@ _PRIME = 0x100000001B3
 _MASK64 = (1 << 64) - 1
 _WORD = re.compile(r"[^\s?&=/#,;|\"'<>()\[\]{}«»“”‘’\\]+")
 _EDGES = ".:!?*`"
+_JOINS = re.compile(r"([:@_\-.…~+*`!|])")
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")
+MAX_PARTS = 25
+"""Separators and parts a word may have for its runs to be tried (longer words are tried whole)."""
 
 
 def digest(salt: str, value: str) -> str:
@@ -85,6 +90,16 @@ class SeenSecrets:
         if core and core != word and self._seen(core):
             start = word.index(core)
             return word[:start] + MASK + word[start + len(core) :]
+        # Joined to other characters ("id:value", "user@value", "value…") or written with invisible or
+        # full-width characters: every run of its parts, as it is and as NFKC writes it.
+        plain = _INVISIBLE.sub("", unicodedata.normalize("NFKC", word))
+        for form in dict.fromkeys((word, plain, unquote(word))):
+            parts = _JOINS.split(form)
+            if len(parts) > MAX_PARTS:
+                continue
+            ends = range(0, len(parts), 2)
+            if any(self._seen("".join(parts[i : j + 1])) for i in ends for j in ends if j >= i):
+                return MASK
         return word
 
     def _seen(self, text: str) -> bool:

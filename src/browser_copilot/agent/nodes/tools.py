@@ -256,8 +256,8 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
     for index, call in enumerate(calls):
         try:
             message = await _execute(run, ctx, call)
-            if isinstance(message.content, str):  # kept (checkpoints, the step log) without a seen secret
-                message.content = ctx.browser.seen_secrets.mask(message.content)
+            if isinstance(message.content, str):  # kept (checkpoints, the step log) without a secret
+                message.content = ctx.browser.seen_secrets.mask(mask_for_model(message.content))
         except (BrowserError, McpError) as exc:
             ctx.events(Event("error", {"kind": "browser", "message": str(exc)}))
             messages = [
