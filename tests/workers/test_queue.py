@@ -59,7 +59,11 @@ def test_two_workers_finish_six_jobs_and_stop_cleanly(
         for session, job in sessions.items():
             assert outcomes[session]["stop_reason"] == "answered", outcomes[session]
             assert outcomes[session]["text"] == f"Done with {job}."
-            assert site.received("GET", f"/job/{job[4:]}") == 1
+            # Each job ran once: its model was asked for the code call, then for the answer. (The page's
+            # GET is not that count: in one loaded CI run a single `goto` of one run reached the site
+            # twice, with no second take or second code call in the worker's logs.)
+            assert len(model.asked[job]) == 2, [steps_of(r) for r in model.asked[job]]
+            assert site.received("GET", f"/job/{job[4:]}") >= 1
         takers = {r["worker"] for s in sessions for r in records_of(postgres_url, s, "job")}
         assert len(takers) == 2, takers  # both workers took jobs
         pids = [w.process.pid for w in workers]
