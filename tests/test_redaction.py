@@ -433,3 +433,47 @@ def test_ordinary_numbers_and_codes_stay_for_the_model(text: str) -> None:
     from browser_copilot.safety.redaction import mask_for_model
 
     assert mask_for_model(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("482913 is your Acme code", "482913"),
+        ("G-482913 is your Google verification code.", "482913"),
+        ("Your code is G-482913", "482913"),
+        ("482913 es tu código de verificación", "482913"),
+        ("482913 est votre code de vérification.", "482913"),
+        ("482913 ist Ihr Bestätigungscode", "482913"),
+        ("482913 是您的验证码", "482913"),
+        ("Use 482913 to verify your account", "482913"),
+        ("Enter G-4829 to sign in", "4829"),
+        ("Geben Sie 482913 ein, um sich anzumelden", "482913"),
+        ("Utilisez 482 913 pour vous connecter", "482 913"),
+        ("Введите 482913 для входа", "482913"),
+    ],
+)
+def test_a_code_written_before_its_word_or_purpose_or_with_letters_is_masked(text: str, code: str) -> None:
+    from browser_copilot.safety.redaction import mask_for_model
+
+    masked = mask_for_model(text)
+    assert code not in masked and "<code>" in masked, masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "28001 is your postal code",
+        "Order 482913 is your order code",
+        "4821 is the area code for the city",
+        "A-1234 is the product code",
+        "Use 2024 to find the report",
+        "Enter 1234 items per page",
+        "Use promo code 4821 to sign in for a discount",
+        "2024-11-05 is the date",
+        "ab482913 is your code",
+    ],
+)
+def test_numbers_before_ordinary_code_words_stay(text: str) -> None:
+    from browser_copilot.safety.redaction import mask_for_model
+
+    assert mask_for_model(text) == text

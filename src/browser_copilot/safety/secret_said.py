@@ -90,7 +90,33 @@ def _code_said() -> re.Pattern[str]:
     # Up to two words may stand between the code word and its link: "tu código de verificación es".
     return re.compile(
         rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?:{words})(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,2}}?)"
-        rf"(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?)" + _CODE_DIGITS
+        rf"(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?){_LETTERS}" + _CODE_DIGITS
+    )
+
+
+_LETTERS = r"(?:(?-i:[A-Z]{1,4})-)?"
+"""A code's letters before its digits ("G-482913"): the digits are what is masked."""
+
+
+@cache
+def _code_before() -> re.Pattern[str]:
+    """A one-time code written before its word ("482913 is your Acme code", "482913 是您的验证码") or before
+    what it is for ("Use 482913 to verify", "Geben Sie 482913 ein, um sich anzumelden")."""
+    from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
+
+    words = alternation(
+        {"*": [*lexicon().get("code_words", []), "one-time code", "one-time password", "passcode"]},
+        spaced=r"(?<![\w-]){}(?![\w-])",
+        unspaced="{}",
+    )
+    use = alternation(_WORDS["use_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
+    purpose = alternation(_WORDS["verify_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
+    code = rf"(?<![\w+.,/-]){_LETTERS}{_CODE_DIGITS}"
+    # Up to two words may follow the code word in its clause: "482913 es tu código de verificación".
+    return re.compile(
+        rf"(?i)(?:{code}(?:{_LINK_BEFORE})(?P<mid>(?:[^\W\d_]{{1,14}}[\s-]+){{0,3}}?)"
+        rf"(?:{_UNSPACED.pattern}{{0,4}}?)(?P<word>{words})(?:\s+[^\W\d_]{{1,16}}){{0,2}}?{_CLAUSE_END}"
+        rf"|(?<![\w-])(?:{use})\s+{code.replace('?P<value>', '?P<used>')}[^.!?\n\d]{{0,40}}?(?:{purpose}))"
     )
 
 
@@ -316,7 +342,7 @@ def codes_said(text: str) -> list[Secret]:
         word = match.group("word").lower().strip(" -")
         if word == "code" and (match.group("pre") or "").lower() in ORDINARY_CODES:
             continue
-        if word == "code" and not re.fullmatch(r"(?i)\s*(?:is|was|[:=—–])\s*", match.group("gap")):
+        if word == "code" and not re.fullmatch(rf"(?i)\s*(?:is|was|[:=—–])\s*{_LETTERS}", match.group("gap")):
             continue  # "item code 1234" is as likely a product as a code: only "the code is 1234"
         if code_digits(match.group("value")):
             found.append(Secret("one-time code", *match.span("value")))
@@ -326,4 +352,9 @@ def codes_said(text: str) -> list[Secret]:
         if not {(m.group("pre") or "").lower(), *m.group("mid").lower().split()} & ORDINARY_CODES
         and code_digits(m.group("value"))
     ]
+    for m in _code_before().finditer(text):
+        group = "value" if m.group("value") else "used"
+        words = {*(m.group("mid") or "").lower().replace("-", " ").split(), (m.group("word") or "").lower()}
+        if not words & ORDINARY_CODES and code_digits(m.group(group)):
+            found.append(Secret("one-time code", *m.span(group)))
     return found
