@@ -164,7 +164,11 @@ def test_a_worker_that_lost_its_place_in_the_queue_takes_jobs_again_and_its_runn
         outcomes = outcomes_of(postgres_url)
         for session, job in sessions.items():
             assert outcomes[session]["text"] == f"Done with {job}.", outcomes[session]
-            assert site.received("GET", f"/job/{job}") == 1
+            # The page was opened by one code call. A run given back (its checkpoint's write failed with
+            # the connections) goes on in its tab, or where the tab is gone, reopens its page in a new one.
+            assert max(steps_of(r) for r in model.asked[job]) == 1
+            states = [r["state"] for r in records_of(postgres_url, session, "job")]
+            assert 1 <= site.received("GET", f"/job/{job}") <= 1 + states.count("released"), states
         assert "Traceback" not in worker.output, worker.output
         worker.process.terminate()
         assert worker.wait(60) == 143, worker.output
