@@ -35,6 +35,7 @@ from browser_copilot.browser.session import BrowserSession
 from browser_copilot.config import Settings
 from browser_copilot.events import EventLog
 from browser_copilot.safety.redaction import find_secrets, mask_secrets
+from browser_copilot.safety.seen_secrets import SeenSecrets, digest
 from browser_copilot.server.memory import memory_reply
 from browser_copilot.ui.chat import ChatApp
 from tests.conftest import make_settings
@@ -251,6 +252,36 @@ async def test_a_password_typed_into_the_chat_is_withheld_refused_and_not_stored
     assert "hunter2" not in str([e.data for e in log.events])
     assert any("Withheld from the agent: the password" in e.data["text"] for e in log.of("notice"))
     assert files_holding(sqlite_settings.data_dir, "hunter2") == []
+
+
+async def test_a_value_a_secret_field_of_the_session_held_is_never_remembered(
+    sqlite_settings: Settings, browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """However the model came by it (a transformed read, a guess), a value the session saw in a password
+    field is withheld from a memory call before the call is kept, and the call is refused."""
+    await browser_session.goto(pages.url("index.html"))
+    kept = browser_session.seen_secrets
+    browser_session.seen_secrets = seen = SeenSecrets()
+    seen.learn([digest(seen.salt, "plainwordsecret")])
+    remember = call(
+        "remember_about_user",
+        fact="The user's favourite word is plainwordsecret.",
+        user_words="my favourite word is plainwordsecret",
+    )
+    try:
+        async with app_runner(sqlite_settings, browser_session, remember, say("Not kept.")) as parts:
+            runner, _, log, book = parts
+            await runner.send("remember my favourite word")
+            assert book is not None
+            assert await book.all() == []
+            values = await runner.values()
+    finally:
+        browser_session.seen_secrets = kept
+    refused = "Refused, nothing was saved: it holds a secret (password)"
+    assert any(t.startswith(refused) for t in tool_texts(values))
+    assert "plainwordsecret" not in str(values)
+    assert "plainwordsecret" not in str([e.data for e in log.events])
+    assert files_holding(sqlite_settings.data_dir, "plainwordsecret") == []
 
 
 @pytest.mark.parametrize(

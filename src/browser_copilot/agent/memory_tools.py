@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
@@ -36,7 +37,8 @@ from browser_copilot.agent.memory import (
 from browser_copilot.agent.memory_quotes import MIN_WORDS, NotStated, Stated, check, forget_check
 from browser_copilot.agent.state import AgentState, MemoryNote, PendingAction, confirmation
 from browser_copilot.events import Event
-from browser_copilot.safety.redaction import mask_secrets
+from browser_copilot.safety.redaction import WITHHELD, mask_secrets
+from browser_copilot.safety.seen_secrets import MASK as SEEN_MASK
 
 if TYPE_CHECKING:
     from browser_copilot.agent.context import AgentContext
@@ -173,12 +175,18 @@ def _forget_card(state: AgentState, call: ToolCall, args: forget_about_user) -> 
     )
 
 
-def withhold_in_calls(message: AIMessage) -> AIMessage:
+def withhold_in_calls(message: AIMessage, seen: Callable[[str], str] | None = None) -> AIMessage:
     """The model's message with any secret in its memory calls' arguments withheld (`[card number
     withheld]`), before the message is kept anywhere (state, checkpoints, logs); the call is then refused
-    by `refusal` like one that named the secret."""
+    by `refusal` like one that named the secret. `seen` masks the values the session's secret fields held
+    (`SeenSecrets.mask`): such a value, however it reached the model, is withheld as a password."""
+
+    def withheld(value: str) -> str:
+        value = mask_secrets(value)[0]
+        return seen(value).replace(SEEN_MASK, f"[password {WITHHELD}") if seen is not None else value
+
     calls = [
-        {**c, "args": {k: mask_secrets(v)[0] if isinstance(v, str) else v for k, v in c["args"].items()}}
+        {**c, "args": {k: withheld(v) if isinstance(v, str) else v for k, v in c["args"].items()}}
         if c["name"] in MEMORY_TOOL_NAMES
         else c
         for c in message.tool_calls

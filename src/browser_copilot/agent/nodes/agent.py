@@ -145,7 +145,8 @@ async def agent(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
             return Command(update=update, goto="agent")
         if parsed is not None:
             response = AIMessage(content="", tool_calls=parsed.calls, id=response.id)
-    response = withhold_in_calls(response)  # a secret in a memory call is never kept (F47, F63)
+    # A secret in a memory call is never kept (F47, F63), nor a value the session's secret fields held.
+    response = withhold_in_calls(response, ctx.browser.seen_secrets.mask)
     update["messages"] = [*fixes, response]
     if response.tool_calls:
         return Command(update=update, goto="critical_action_validator")
