@@ -450,6 +450,11 @@ def test_ordinary_numbers_and_codes_stay_for_the_model(text: str) -> None:
         ("Geben Sie 482913 ein, um sich anzumelden", "482913"),
         ("Utilisez 482 913 pour vous connecter", "482 913"),
         ("Введите 482913 для входа", "482913"),
+        ("[Acme] 482913 is your code", "482913"),
+        ("Verification code 482913", "482913"),
+        ("验证码：482913", "482913"),
+        ("【淘宝】验证码482913，5分钟内有效", "482913"),
+        ("인증번호 [482913]", "482913"),
     ],
 )
 def test_a_code_written_before_its_word_or_purpose_or_with_letters_is_masked(text: str, code: str) -> None:
@@ -471,6 +476,26 @@ def test_a_code_written_before_its_word_or_purpose_or_with_letters_is_masked(tex
         "Use promo code 4821 to sign in for a discount",
         "2024-11-05 is the date",
         "ab482913 is your code",
+        # A label before "code", a word after it, or a number that does not open its clause.
+        "Item code: 4829",
+        "SKU code: 48291",
+        "Order confirmation code: 4829",
+        "Код заказа: 4829",
+        "1200 is the code name.",
+        "75001 est le code postal.",
+        "1000 — код ошибки.",
+        "Room 1204 is the code room.",
+        "2024 is the year of verification.",
+        # Before a purpose: not six digits, no letters, no code word in its clause, or an ordinary one.
+        "Enter 94105 to verify your billing ZIP code",
+        "Geben Sie 10115 ein, um Ihre Postleitzahl zu bestätigen",
+        "Enter 1985 to verify your birth year",
+        "Use 1500 points to sign in",
+        "Type 2048 in the box to verify you are human",
+        # The hidden phone the code went to: its last digits pick the right phone.
+        "We sent a verification code to ******0132",
+        "OTP sent to XXXXXX4829",
+        "商品コード：4829",
     ],
 )
 def test_numbers_before_ordinary_code_words_stay(text: str) -> None:

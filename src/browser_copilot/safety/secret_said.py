@@ -66,11 +66,14 @@ _FOR = r"(?:\s+(?:for|of|on|at|to|für|pour|para|per|voor|för|dla|для|от|�
 _PASSWORD_VALUE = re.compile(
     rf"(?i)(?P<word>{PASSWORD_WORD}|{_TOKEN_WORD}){_FOR}(?:(?P<sep>{_SEPARATOR})|(?P<loose>{_LOOSE})){_VALUE}"
 )
-_CODE_DIGITS = r"(?P<value>(?<![\d+])(?:\d{4,8}|\d{2,4}(?:[ -]\d{2,4}){1,3})(?![\d.,/-]\d)(?![ -]\d)(?!\d))"
+_CODE_DIGITS = (
+    r"(?P<value>(?<![\d+*•xX])(?:\d{4,8}|\d{2,4}(?:[ -]\d{2,4}){1,3})(?![\d.,/-]\d)(?![ -]\d)(?!\d))"
+)
 """A code's digits: in one piece ("482977") or in groups ("482 977", "482-977"); `code_digits` checks it."""
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}-\d{1,2}-\d{2,4}")
 _CODE_VALUE = re.compile(
-    r"(?i)(?<![\w-])(?:(?P<pre>[^\W\d_]+)[ -])?(?P<word>one[- ]time (?:pass)?code|otp|totp|2fa|mfa|sms|"
+    r"(?i)(?<![\w-])(?:(?P<pre>(?!(?:verification|security|confirmation|login|sign|access|auth\w*|one)\b)"
+    r"[^\W\d_]+)[ -])?(?P<word>one[- ]time (?:pass)?code|otp|totp|2fa|mfa|sms|"
     r"(?:verification|security|confirmation|login|sign[- ]in|access|auth(?:entication)?)?[ -]?code|"
     r"код(?: подтверждения| из смс)?)(?![\w-])(?P<gap>[^\d\n]{0,20})"
     rf"{_CODE_DIGITS}"
@@ -89,34 +92,57 @@ def _code_said() -> re.Pattern[str]:
     )
     # Up to two words may stand between the code word and its link: "tu código de verificación es".
     return re.compile(
-        rf"(?i)(?:(?P<pre>[^\W\d_]+)[ -])?(?:{words})(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,2}}?)"
-        rf"(?:\s*[:=]\s*|(?:{_LINK})\s*(?:[:=]\s*)?){_LETTERS}" + _CODE_DIGITS
+        rf"(?i)(?:(?P<pre>[^\W\d_]+(?:[ -][^\W\d_]+)?)[ -])?(?:{words})"
+        rf"(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,2}}?)"
+        rf"(?:\s*[:=：]\s*|(?:{_LINK})\s*(?:[:=：]\s*)?|(?<={_UNSPACED.pattern})\s*)(?:[\[【(（「]\s*)?{_LETTERS}"
+        + _CODE_DIGITS
     )
 
 
 _LETTERS = r"(?:(?-i:[A-Z]{1,4})-)?"
+_QUALIFIER = (
+    r"(?:v[ée]rifi\w*|confirm\w*|s[ée]curit\w*|segur\w*|sicherheit\w*|подтвержд\w*|проверк\w*|weryfik\w*"
+    r"|dost[eę]p\w*|acc[eè]s\w*|acceso|accesso|login|connexion|sesi[oó]n|sess[aã]o|aut[eh]\w*)"
+)
+"""What kind of code it is, after its word: "código de verificación", "код подтверждения"."""
 """A code's letters before its digits ("G-482913"): the digits are what is masked."""
+
+
+@cache
+def _code_said_word() -> re.Pattern[str]:
+    from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
+
+    words = [w for w in lexicon().get("code_words", []) if w != "verification"]
+    return re.compile(
+        "(?i)" + alternation({"*": [*words, "otp"]}, spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
+    )
 
 
 @cache
 def _code_before() -> re.Pattern[str]:
     """A one-time code written before its word ("482913 is your Acme code", "482913 是您的验证码") or before
-    what it is for ("Use 482913 to verify", "Geben Sie 482913 ein, um sich anzumelden")."""
+    what it is for ("Use 482913 to verify", "Geben Sie 482913 ein, um sich anzumelden"). Written before
+    its word, the code opens its clause ("Room 1204 is the code room" does not) and the code word ends it,
+    or only what kind of code it is follows ("482913 es tu código de verificación", not "código postal")."""
     from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
 
+    nouns = [w for w in lexicon().get("code_words", []) if w != "verification"]
     words = alternation(
-        {"*": [*lexicon().get("code_words", []), "one-time code", "one-time password", "passcode"]},
+        {"*": [*nouns, "one-time code", "one-time password", "passcode"]},
         spaced=r"(?<![\w-]){}(?![\w-])",
         unspaced="{}",
     )
     use = alternation(_WORDS["use_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
     purpose = alternation(_WORDS["verify_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
-    code = rf"(?<![\w+.,/-]){_LETTERS}{_CODE_DIGITS}"
-    # Up to two words may follow the code word in its clause: "482913 es tu código de verificación".
+    code = rf"(?<![\w+.,/*•-]){_LETTERS}(?:(?<![\w+.,/*•-])|(?<=(?-i:[A-Z])-)){_CODE_DIGITS}"
+    used = code.replace(_LETTERS, f"(?P<letters>{_LETTERS})", 1).replace("?P<value>", "?P<used>")
+    opens = r"(?:(?m:^)|(?<=[.!?:;\]\)】>»\"“])|(?<=[.!?:;\]\)】>»\"“]\s))"
+    kind = rf"(?:\s+(?:de|di|da|do|del|du|von|d')?\s*{_QUALIFIER})?"
     return re.compile(
-        rf"(?i)(?:{code}(?:{_LINK_BEFORE})(?P<mid>(?:[^\W\d_]{{1,14}}[\s-]+){{0,3}}?)"
-        rf"(?:{_UNSPACED.pattern}{{0,4}}?)(?P<word>{words})(?:\s+[^\W\d_]{{1,16}}){{0,2}}?{_CLAUSE_END}"
-        rf"|(?<![\w-])(?:{use})\s+{code.replace('?P<value>', '?P<used>')}[^.!?\n\d]{{0,40}}?(?:{purpose}))"
+        rf"(?i)(?:{opens}[ \t]*{code}(?:{_LINK_BEFORE})"
+        rf"(?P<mid>(?:[^\W\d_]{{1,14}}[\s-]+){{0,3}}?)(?:{_UNSPACED.pattern}{{0,4}}?)(?P<word>{words}){kind}"
+        rf"{_CLAUSE_END}"
+        rf"|(?<![\w-])(?:{use})\s+{used}[^.!?\n\d]{{0,40}}?(?:{purpose}))"
     )
 
 
@@ -131,7 +157,9 @@ color source building qr bar barcode style dress postale pocztowy promocional in
 descuento promoción promocion cupón cupon regalo pedido seguimiento reserva referencia producto
 réduction reduction commande suivi réservation reservation produit cadeau facture cliente factura
 rabatt gutschein bestellung sendungsverfolgung buchung postleitzahl produkt kunden rechnung
-sconto ordine spedizione prenotazione prodotto regalo fattura rabatowy zamówienia zamowienia"""
+sconto ordine spedizione prenotazione prodotto regalo fattura rabatowy zamówienia zamowienia
+item sku course hs cpt naics store branch response reason hotel flight client banque name
+заказа товара ошибки клиента отделения produktu ürün posta 상품"""
 ORDINARY_CODES = frozenset(_ORDINARY_CODE_WORDS.split())
 # Words after "password is" that say something about it, not what it is.
 _NOT_VALUE_WORDS = """stored saved kept in the a an not never same different changed wrong correct required
@@ -329,6 +357,8 @@ def said(text: str) -> list[Secret]:
     return found + [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
 
 
+_OWNERS = frozenset(["your", "my", "the", "this", "a", "an", "ur"])
+"""The words before a bare "code" that make it the reader's own ("your code: 4829")."""
 _FOUR_DIGITS = re.compile(r"\d(?:\D{0,3}\d){3}")
 
 
@@ -339,9 +369,10 @@ def codes_said(text: str) -> list[Secret]:
         return []
     found: list[Secret] = []
     for match in _CODE_VALUE.finditer(text):
-        word = match.group("word").lower().strip(" -")
-        if word == "code" and (match.group("pre") or "").lower() in ORDINARY_CODES:
-            continue
+        word, pre = match.group("word").lower().strip(" -"), (match.group("pre") or "").lower()
+        gap = set(re.findall(r"[^\W\d_]+", match.group("gap").lower()))
+        if {pre, *gap} & ORDINARY_CODES or (word == "code" and pre and pre not in _OWNERS):
+            continue  # "Item code: 4829", "Order confirmation code: 4829"; "Your code: 4829" stays
         if word == "code" and not re.fullmatch(rf"(?i)\s*(?:is|was|[:=—–])\s*{_LETTERS}", match.group("gap")):
             continue  # "item code 1234" is as likely a product as a code: only "the code is 1234"
         if code_digits(match.group("value")):
@@ -349,12 +380,25 @@ def codes_said(text: str) -> list[Secret]:
     found += [
         Secret("one-time code", *m.span("value"))
         for m in _code_said().finditer(text)
-        if not {(m.group("pre") or "").lower(), *m.group("mid").lower().split()} & ORDINARY_CODES
+        if not {*(m.group("pre") or "").lower().replace("-", " ").split(), *m.group("mid").lower().split()}
+        & ORDINARY_CODES
         and code_digits(m.group("value"))
     ]
     for m in _code_before().finditer(text):
-        group = "value" if m.group("value") else "used"
-        words = {*(m.group("mid") or "").lower().replace("-", " ").split(), (m.group("word") or "").lower()}
-        if not words & ORDINARY_CODES and code_digits(m.group(group)):
-            found.append(Secret("one-time code", *m.span(group)))
+        used = m.group("used") is not None
+        group = "used" if used else "value"
+        end = re.search(r"[.!?\n]|$", text[m.end() :])
+        clause = text[m.start() : m.end() + (end.start() if end else 0)].lower()
+        if set(re.findall(r"[^\W\d_]+", clause)) & ORDINARY_CODES or not code_digits(m.group(group)):
+            continue  # "Enter 94105 to verify your billing ZIP code"
+        # Before its purpose alone ("Use 4821 to verify") a number is a code when it looks like one: six
+        # digits or more, letters before it, or a code word in its clause ("Type 2048 to verify you are
+        # human", "Use 1500 points to sign in" are not).
+        if used and not (
+            sum(c.isdigit() for c in m.group(group)) >= 6
+            or m.group("letters")
+            or _code_said_word().search(clause)
+        ):
+            continue
+        found.append(Secret("one-time code", *m.span(group)))
     return found
