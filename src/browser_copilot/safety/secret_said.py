@@ -67,7 +67,7 @@ _PASSWORD_VALUE = re.compile(
     rf"(?i)(?P<word>{PASSWORD_WORD}|{_TOKEN_WORD}){_FOR}(?:(?P<sep>{_SEPARATOR})|(?P<loose>{_LOOSE})){_VALUE}"
 )
 _CODE_DIGITS = (
-    r"(?P<value>(?<![\d+*•xX])(?:\d{4,8}|\d{2,4}(?:[ -]\d{2,4}){1,3})(?![\d.,/-]\d)(?![ -]\d)(?!\d))"
+    r"(?P<value>(?<![\d+*•xX])(?:\d{4,8}|\d{2,4}(?:[ -]\d{2,4}){1,3})(?![\d.,/-]\d)(?![ -]\d)(?![\dA-Za-z]))"
 )
 """A code's digits: in one piece ("482977") or in groups ("482 977", "482-977"); `code_digits` checks it."""
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}-\d{1,2}-\d{2,4}")
