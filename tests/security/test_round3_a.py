@@ -289,7 +289,9 @@ async def test_a_look_that_sets_off_the_pages_own_code_is_covered_by_the_effect_
         way,
     )
     assert await quiet_for(2, lambda: reached(site)) == []
-    assert done.cards <= 2
+    # One card per order the page's listeners sent within the call: a new tab can set off three (hidden,
+    # visible, focus); on a loaded machine all three land within the call's window.
+    assert done.cards <= 3
 
 
 # ----- requests with no input: a site outside the task ------------------------------------------------
