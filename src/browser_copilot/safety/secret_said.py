@@ -92,7 +92,7 @@ def _code_said() -> re.Pattern[str]:
     )
     # Up to two words may stand between the code word and its link: "tu código de verificación es".
     return re.compile(
-        rf"(?i)(?:(?P<pre>[^\W\d_]+(?:[ -][^\W\d_]+)?)[ -])?(?:{words})"
+        rf"(?i)(?:{words})"
         rf"(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,2}}?)"
         rf"(?:\s*[:=：]\s*|(?:{_LINK})\s*(?:[:=：]\s*)?|(?<={_UNSPACED.pattern})\s*)(?:[\[【(（「]\s*)?{_LETTERS}"
         + _CODE_DIGITS
@@ -357,6 +357,15 @@ def said(text: str) -> list[Secret]:
     return found + [Secret("CVV", *m.span("value")) for m in _CVV_VALUE.finditer(text)]
 
 
+_BEFORE = re.compile(r"(?:([^\W\d_]+)[ -])?([^\W\d_]+)[ -]$")
+
+
+def _words_before(text: str, at: int) -> list[str]:
+    """The one or two words right before `at` ("Order confirmation| code"), in lower case."""
+    found = _BEFORE.search(text, max(0, at - 60), at)
+    return [w.lower() for w in found.groups() if w] if found else []
+
+
 _OWNERS = frozenset(["your", "my", "the", "this", "a", "an", "ur"])
 """The words before a bare "code" that make it the reader's own ("your code: 4829")."""
 _FOUR_DIGITS = re.compile(r"\d(?:\D{0,3}\d){3}")
@@ -380,8 +389,7 @@ def codes_said(text: str) -> list[Secret]:
     found += [
         Secret("one-time code", *m.span("value"))
         for m in _code_said().finditer(text)
-        if not {*(m.group("pre") or "").lower().replace("-", " ").split(), *m.group("mid").lower().split()}
-        & ORDINARY_CODES
+        if not {*_words_before(text, m.start()), *m.group("mid").lower().split()} & ORDINARY_CODES
         and code_digits(m.group("value"))
     ]
     for m in _code_before().finditer(text):
