@@ -455,6 +455,9 @@ def test_ordinary_numbers_and_codes_stay_for_the_model(text: str) -> None:
         ("验证码：482913", "482913"),
         ("【淘宝】验证码482913，5分钟内有效", "482913"),
         ("인증번호 [482913]", "482913"),
+        ("Ihr Sicherheitscode: 482913", "482913"),
+        ("Uw verificatiecode is 482913", "482913"),
+        ("Ihre TAN lautet 482913", "482913"),
     ],
 )
 def test_a_code_written_before_its_word_or_purpose_or_with_letters_is_masked(text: str, code: str) -> None:
@@ -496,6 +499,8 @@ def test_a_code_written_before_its_word_or_purpose_or_with_letters_is_masked(tex
         "We sent a verification code to ******0132",
         "OTP sent to XXXXXX4829",
         "商品コード：4829",
+        "SMS 1500 per month",
+        "The tan 4821 sofa",
     ],
 )
 def test_numbers_before_ordinary_code_words_stay(text: str) -> None:

@@ -75,7 +75,11 @@ _CODE_VALUE = re.compile(
     r"(?i)(?<![\w-])(?:(?P<pre>(?!(?:verification|security|confirmation|login|sign|access|auth\w*|one)\b)"
     r"[^\W\d_]+)[ -])?(?P<word>one[- ]time (?:pass)?code|otp|totp|2fa|mfa|sms|"
     r"(?:verification|security|confirmation|login|sign[- ]in|access|auth(?:entication)?)?[ -]?code|"
-    r"код(?: подтверждения| из смс)?)(?![\w-])(?P<gap>[^\d\n]{0,20})"
+    r"код(?: подтверждения| из смс)?|"
+    # One word in the languages that join them: "Sicherheitscode", "verificatiecode", "engångskod".
+    r"(?:sicherheits|verifizierungs|bestätigungs|anmelde|einmal|zugangs|verificatie|bevestigings|"
+    r"beveiligings|inlog|verifierings|engångs|bekræftelses|bekreftelses|verifiointi)(?:code|kode|kod|koodi)|"
+    r"(?:m|sms|push|chip)?tan)(?![\w-])(?P<gap>[^\d\n]{0,20})"
     rf"{_CODE_DIGITS}"
 )
 
@@ -382,7 +386,10 @@ def codes_said(text: str) -> list[Secret]:
         gap = set(re.findall(r"[^\W\d_]+", match.group("gap").lower()))
         if {pre, *gap} & ORDINARY_CODES or (word == "code" and pre and pre not in _OWNERS):
             continue  # "Item code: 4829", "Order confirmation code: 4829"; "Your code: 4829" stays
-        if word == "code" and not re.fullmatch(rf"(?i)\s*(?:is|was|[:=—–])\s*{_LETTERS}", match.group("gap")):
+        bare = word in ("code", "sms") or word.endswith("tan")
+        if bare and not re.fullmatch(
+            rf"(?i)\s*(?:is|was|ist|lautet|[:=—–])\s*{_LETTERS}", match.group("gap")
+        ):
             continue  # "item code 1234" is as likely a product as a code: only "the code is 1234"
         if code_digits(match.group("value")):
             found.append(Secret("one-time code", *match.span("value")))
