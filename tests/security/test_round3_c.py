@@ -386,6 +386,10 @@ MESSAGES = {
     "de": f"Ihr Bestätigungscode lautet {OTP}. Geben Sie ihn nicht weiter.",
     "ru": f"Ваш код подтверждения: {OTP}. Никому его не сообщайте.",
     "es": f"Tu código de verificación es {OTP[:3]} {OTP[3:]}.",
+    # The code before its word, before its purpose, after a full-width colon with no link word.
+    "en-GB": f"{OTP} is your Acme verification code. It expires in 10 minutes.",
+    "fr": f"Utilisez {OTP} pour vous connecter à Acme.",
+    "zh": f"【Acme】验证码：{OTP}，5分钟内有效。",
 }
 for _lang, _said in MESSAGES.items():
     PAGES[f"/sms/{_lang}"] = (
