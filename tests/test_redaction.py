@@ -458,6 +458,7 @@ def test_ordinary_numbers_and_codes_stay_for_the_model(text: str) -> None:
         ("Ihr Sicherheitscode: 482913", "482913"),
         ("Uw verificatiecode is 482913", "482913"),
         ("Ihre TAN lautet 482913", "482913"),
+        ("Use code 482913 to sign in", "482913"),
     ],
 )
 def test_a_code_written_before_its_word_or_purpose_or_with_letters_is_masked(text: str, code: str) -> None:

@@ -104,12 +104,12 @@ def _code_said() -> re.Pattern[str]:
 
 
 _LETTERS = r"(?:(?-i:[A-Z]{1,4})-)?"
+"""A code's letters before its digits ("G-482913"): the digits are what is masked."""
 _QUALIFIER = (
     r"(?:v[ée]rifi\w*|confirm\w*|s[ée]curit\w*|segur\w*|sicherheit\w*|подтвержд\w*|проверк\w*|weryfik\w*"
     r"|dost[eę]p\w*|acc[eè]s\w*|acceso|accesso|login|connexion|sesi[oó]n|sess[aã]o|aut[eh]\w*)"
 )
 """What kind of code it is, after its word: "código de verificación", "код подтверждения"."""
-"""A code's letters before its digits ("G-482913"): the digits are what is masked."""
 
 
 @cache
@@ -146,7 +146,7 @@ def _code_before() -> re.Pattern[str]:
         rf"(?i)(?:{opens}[ \t]*{code}(?:{_LINK_BEFORE})"
         rf"(?P<mid>(?:[^\W\d_]{{1,14}}[\s-]+){{0,3}}?)(?:{_UNSPACED.pattern}{{0,4}}?)(?P<word>{words}){kind}"
         rf"{_CLAUSE_END}"
-        rf"|(?<![\w-])(?:{use})\s+{used}[^.!?\n\d]{{0,40}}?(?:{purpose}))"
+        rf"|(?<![\w-])(?:{use})\s+(?:(?:{words})\s+)?{used}[^.!?\n\d]{{0,40}}?(?:{purpose}))"
     )
 
 
