@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import App, app_env, files_holding
+from tests.support.app import App, app_env, files_holding, stop_apps
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
@@ -83,11 +83,7 @@ async def test_a_bare_code_sent_while_the_page_asks_for_one_never_leaves_the_ser
             assert notice.startswith("Withheld from the agent: the one-time code"), notice
             assert CODE not in notice
     finally:
-        server.process.terminate()
-        try:
-            server.wait(30)
-        finally:
-            server.kill()
+        stop_apps([server], timeout=30)
     await async_wait_until(lambda: not pids_mentioning(str(data)), timeout=30, what="the MCP server to exit")
 
     sent = json.dumps(llm.requests, ensure_ascii=False)

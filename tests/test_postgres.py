@@ -30,7 +30,7 @@ from browser_copilot.config import Settings
 from browser_copilot.errors import ConfigError, SessionBusy
 from browser_copilot.events import EventLog
 from tests.conftest import make_settings
-from tests.support.app import ROOT, App, app_env, run_app
+from tests.support.app import ROOT, App, app_env, run_app, stop_apps
 from tests.support.openai_server import ScriptedOpenAI, text
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
@@ -436,10 +436,4 @@ async def test_two_server_processes_on_one_database_never_run_one_session_at_onc
         gated_llm.gate.set()
         for http in opened:
             await http.close()
-        for server in servers:
-            server.process.terminate()
-        for server in servers:
-            try:
-                server.wait(30)
-            finally:
-                server.kill()
+        stop_apps(servers, timeout=30)

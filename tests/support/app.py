@@ -146,6 +146,18 @@ class App:
             self.process.wait(10)
 
 
+def stop_apps(apps: list[App], timeout: float = 60.0) -> None:
+    """SIGTERM to every one still running, then wait for each (killed if it does not end in time)."""
+    for app in apps:
+        if app.process.poll() is None:
+            app.process.terminate()
+    for app in apps:
+        try:
+            app.wait(timeout)
+        finally:
+            app.kill()
+
+
 def run_app(*args: str, env: dict[str, str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", *args],

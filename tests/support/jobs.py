@@ -197,17 +197,6 @@ async def submit_job(db: str, session: str, task: str) -> None:
         await queue.submit(Job(session, "start", task))
 
 
-def stop_workers(workers: list[App]) -> None:
-    for worker in workers:
-        if worker.process.poll() is None:
-            worker.process.terminate()
-    for worker in workers:
-        try:
-            worker.wait(60)
-        finally:
-            worker.kill()
-
-
 def start_workers(env: dict[str, str], tmp_path: Path, count: int) -> list[App]:
     workers = []
     for n in range(count):

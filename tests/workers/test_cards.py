@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import App
+from tests.support.app import App, stop_apps
 from tests.support.jobs import (
     JobModel,
     JobSite,
@@ -22,7 +22,6 @@ from tests.support.jobs import (
     outcomes_of,
     records_of,
     start_workers,
-    stop_workers,
     until,
     ws_url,
 )
@@ -44,7 +43,7 @@ def test_an_allowed_card_is_done_by_another_worker_in_the_tab_it_was_held_in(
         session = detach(env, f"Delete my account [{job}]")
         wait_until(lambda: session in outcomes_of(postgres_url), timeout=120, what="the card")
         assert outcomes_of(postgres_url)[session]["interrupt"]["kind"] == "confirm"
-        stop_workers([first])
+        stop_apps([first])
         (second,) = start_workers({**env, "DATA_DIR": str(tmp_path / "second")}, tmp_path / "second", 1)
         workers.append(second)
         site.release.set()
@@ -55,7 +54,7 @@ def test_an_allowed_card_is_done_by_another_worker_in_the_tab_it_was_held_in(
         )
         assert site.received("POST", "/delete") == 1
     finally:
-        stop_workers(workers)
+        stop_apps(workers)
     assert not pids_mentioning(str(tmp_path))
 
 
@@ -91,7 +90,7 @@ def test_a_worker_killed_during_an_allowed_action_leaves_it_done_once_and_anothe
         assert "it may already have happened" in told  # the model is told to check, not to redo
         assert site.received("POST", "/delete") == 1  # once, across the crash
     finally:
-        stop_workers(workers)
+        stop_apps(workers)
     assert not pids_mentioning(str(tmp_path))
 
 
@@ -125,12 +124,6 @@ async def test_a_card_of_a_job_is_allowed_through_another_server_process_and_the
         told = model.asked[job][-1]["messages"][-2]
         assert "allowed" in told["content"] and "(once)" in told["content"], told
     finally:
-        for server in servers:
-            server.process.terminate()
-        for server in servers:
-            try:
-                server.wait(60)
-            finally:
-                server.kill()
-        stop_workers(workers)
+        stop_apps(servers)
+        stop_apps(workers)
     assert not pids_mentioning(str(tmp_path))

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
-from tests.support.app import App, app_env, run_app
+from tests.support.app import App, app_env, run_app, stop_apps
 from tests.support.jobs import (
     JobModel,
     JobSite,
@@ -23,7 +23,6 @@ from tests.support.jobs import (
     records_of,
     start_workers,
     steps_of,
-    stop_workers,
     submit_job,
     submit_jobs,
     until,
@@ -67,11 +66,11 @@ def test_two_workers_finish_six_jobs_and_stop_cleanly(
         takers = {r["worker"] for s in sessions for r in records_of(postgres_url, s, "job")}
         assert len(takers) == 2, takers  # both workers took jobs
         pids = [w.process.pid for w in workers]
-        stop_workers(workers)
+        stop_apps(workers)
         assert [w.process.returncode for w in workers] == [143, 143]
         assert not [p for p in pids if alive(p)]
     finally:
-        stop_workers(workers)
+        stop_apps(workers)
     assert not pids_mentioning(str(tmp_path))
 
 
@@ -111,7 +110,7 @@ def test_a_stopped_worker_gives_its_running_job_back_and_another_worker_continue
         assert steps_of(model.asked[job][-1]) == 1
     finally:
         model.holds[job].set()
-        stop_workers(workers)
+        stop_apps(workers)
     assert not pids_mentioning(str(tmp_path))
 
 
@@ -174,7 +173,7 @@ def test_a_worker_that_lost_its_place_in_the_queue_takes_jobs_again_and_its_runn
         assert worker.wait(60) == 143, worker.output
     finally:
         model.holds[held].set()
-        stop_workers([worker])
+        stop_apps([worker])
     assert not pids_mentioning(str(tmp_path))
 
 
@@ -203,11 +202,7 @@ async def test_stop_in_the_page_drops_a_job_no_worker_has_taken(
         assert status == "cancelled"
         assert model.requests == []  # no worker, no run
     finally:
-        server.process.terminate()
-        try:
-            server.wait(60)
-        finally:
-            server.kill()
+        stop_apps([server])
     assert not pids_mentioning(str(tmp_path))
 
 
