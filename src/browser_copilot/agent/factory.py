@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from browser_copilot.browser.pacing import Pacing
 from browser_copilot.config import Settings
 from browser_copilot.events import EventSink, discard
-from browser_copilot.safety.redaction import mask_for_model
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -41,7 +40,7 @@ def make_context(
         vision=settings.llm_vision,
         events=events,
         url_policy=browser.url_policy,
-        judge=Judge(llm, mask=lambda text: browser.seen_secrets.mask(mask_for_model(text))),
+        judge=Judge(llm, mask=browser.seen_secrets.mask_all),
         pacing=Pacing(
             mode=settings.pacing,
             actions_per_minute=settings.pacing_actions_per_minute,

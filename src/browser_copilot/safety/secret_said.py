@@ -113,13 +113,22 @@ _QUALIFIER = (
 
 
 @cache
-def _code_said_word() -> re.Pattern[str]:
+def _code_nouns() -> str:
+    """The words that name a one-time code by themselves (the guard's code words but "verification", which
+    also names other things: "the year of verification")."""
     from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
 
-    words = [w for w in lexicon().get("code_words", []) if w != "verification"]
-    return re.compile(
-        "(?i)" + alternation({"*": [*words, "otp"]}, spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
+    nouns = [w for w in lexicon().get("code_words", []) if w != "verification"]
+    return alternation(
+        {"*": [*nouns, "otp", "one-time code", "one-time password", "passcode"]},
+        spaced=r"(?<![\w-]){}(?![\w-])",
+        unspaced="{}",
     )
+
+
+@cache
+def _code_said_word() -> re.Pattern[str]:
+    return re.compile("(?i)" + _code_nouns())
 
 
 @cache
@@ -128,14 +137,7 @@ def _code_before() -> re.Pattern[str]:
     what it is for ("Use 482913 to verify", "Geben Sie 482913 ein, um sich anzumelden"). Written before
     its word, the code opens its clause ("Room 1204 is the code room" does not) and the code word ends it,
     or only what kind of code it is follows ("482913 es tu código de verificación", not "código postal")."""
-    from browser_copilot.safety.classifier import lexicon  # the guard's table; loaded when first needed
-
-    nouns = [w for w in lexicon().get("code_words", []) if w != "verification"]
-    words = alternation(
-        {"*": [*nouns, "one-time code", "one-time password", "passcode"]},
-        spaced=r"(?<![\w-]){}(?![\w-])",
-        unspaced="{}",
-    )
+    words = _code_nouns()
     use = alternation(_WORDS["use_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
     purpose = alternation(_WORDS["verify_words"], spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}")
     code = rf"(?<![\w+.,/*•-]){_LETTERS}(?:(?<![\w+.,/*•-])|(?<=(?-i:[A-Z])-)){_CODE_DIGITS}"
@@ -370,6 +372,7 @@ def _words_before(text: str, at: int) -> list[str]:
     return [w.lower() for w in found.groups() if w] if found else []
 
 
+_CLAUSE_STOP = re.compile(r"[.!?\n]")
 _OWNERS = frozenset(["your", "my", "the", "this", "a", "an", "ur"])
 """The words before a bare "code" that make it the reader's own ("your code: 4829")."""
 _FOUR_DIGITS = re.compile(r"\d(?:\D{0,3}\d){3}")
@@ -402,8 +405,8 @@ def codes_said(text: str) -> list[Secret]:
     for m in _code_before().finditer(text):
         used = m.group("used") is not None
         group = "used" if used else "value"
-        end = re.search(r"[.!?\n]|$", text[m.end() :])
-        clause = text[m.start() : m.end() + (end.start() if end else 0)].lower()
+        end = _CLAUSE_STOP.search(text, m.end())
+        clause = text[m.start() : end.start() if end else len(text)].lower()
         if set(re.findall(r"[^\W\d_]+", clause)) & ORDINARY_CODES or not code_digits(m.group(group)):
             continue  # "Enter 94105 to verify your billing ZIP code"
         # Before its purpose alone ("Use 4821 to verify") a number is a code when it looks like one: six

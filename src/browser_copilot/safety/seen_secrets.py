@@ -23,6 +23,8 @@ import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote
 
+from browser_copilot.safety.redaction import mask_for_model
+
 SHORTEST = 6
 """Characters: shorter values are not remembered."""
 MASK = "<masked>"
@@ -71,6 +73,11 @@ class SeenSecrets:
         if not self._digests or not text:
             return text
         return _WORD.sub(self._word, text)
+
+    def mask_all(self, text: str) -> str:
+        """`text` as the model may read it: secrets by their shape or words (`mask_for_model`), then the
+        values the session saw."""
+        return self.mask(mask_for_model(text))
 
     def _word(self, match: re.Match[str]) -> str:
         word = match.group(0)

@@ -257,7 +257,7 @@ async def tools(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Ne
         try:
             message = await _execute(run, ctx, call)
             if isinstance(message.content, str):  # kept (checkpoints, the step log) without a secret
-                message.content = ctx.browser.seen_secrets.mask(mask_for_model(message.content))
+                message.content = ctx.browser.seen_secrets.mask_all(message.content)
         except (BrowserError, McpError) as exc:
             ctx.events(Event("error", {"kind": "browser", "message": str(exc)}))
             messages = [
