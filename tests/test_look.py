@@ -46,11 +46,14 @@ async def test_a_dialog_that_opens_while_the_app_looks_is_reported_and_not_waite
 ) -> None:
     await browser_session.goto(pages.url("index.html"))
     await observe(browser_session)
-    # The page changes every 5 ms for 400 ms (the settle waits on it), and asks something at 100 ms.
+    # The page shows a busy bar (the look waits while it shows, up to 3 s) and asks something at 100 ms;
+    # the bar goes only once the question is answered, so the look is still waiting when it opens, however
+    # slow the machine (a bar is not a timer the page's load can starve).
     await browser_session.run_code(
         "async (page) => { await page.evaluate(() => {"
-        " const t = setInterval(() => document.body.append('.'), 5); setTimeout(() => clearInterval(t), 400);"
-        " setTimeout(() => confirm('Leave this page?'), 100); }) }"
+        " const bar = document.createElement('div'); bar.setAttribute('role', 'progressbar');"
+        " bar.textContent = 'Saving'; document.body.append(bar);"
+        " setTimeout(() => { confirm('Leave this page?'); bar.remove(); }, 100); }) }"
     )
     started = time.monotonic()
     try:
