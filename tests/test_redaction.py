@@ -442,6 +442,11 @@ def test_ordinary_numbers_and_codes_stay_for_the_model(text: str) -> None:
         ("G-482913 is your Google verification code.", "482913"),
         ("Your code is G-482913", "482913"),
         ("482913 es tu código de verificación", "482913"),
+        # More words between the code word and its link, an owner suffix, the link last.
+        ("Doğrulama kodunuz: 482913", "482913"),
+        ("رمز التحقق الخاص بك هو 482913", "482913"),
+        ("Mã xác minh của bạn là 482913", "482913"),
+        ("आपका सत्यापन कोड 482913 है।", "482913"),
         ("482913 est votre code de vérification.", "482913"),
         ("482913 ist Ihr Bestätigungscode", "482913"),
         ("482913 是您的验证码", "482913"),

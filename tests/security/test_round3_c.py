@@ -486,11 +486,16 @@ async def test_no_picture_goes_to_the_model_of_a_page_that_shows_a_secret_it_hel
     browser_session: BrowserSession, site: Site
 ) -> None:
     """With vision, the observation's screenshot: pixels cannot be masked as text is, so a document that
-    now shows a value it once held in a secret field gets none; one with the field itself gets its
-    picture with the field masked."""
+    holds a secret value in a field, or now shows one it held there, gets none; one whose secret field
+    is empty gets its picture."""
+    await browser_session.goto(site.url("/alerting"))
+    emptied = await browser_session.run_code("async (page) => { await page.locator('#pw').fill('') }")
+    assert emptied.ok, emptied.error
+    empty = await observe(browser_session, screenshot=True)
+    assert empty.screenshot_b64
     await browser_session.goto(site.url("/alerting"))
     before = await observe(browser_session, screenshot=True)
-    assert before.screenshot_b64  # the field is on the page, masked in the picture
+    assert before.screenshot_b64 is None  # the field holds the password
     await browser_session.run_code(guarded_code("async (page) => { await page.locator('#leave').click() }"))
     after = await observe(browser_session, screenshot=True)
     assert after.screenshot_b64 is None

@@ -75,7 +75,7 @@ def secret_name(name: str) -> bool:
     shared with `secret.js`): a password, a one-time code, a card's number or code, a PIN; never a
     substring ("Passenger")."""
     names = secret_names()
-    split = [t for t in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()) if t]
+    split = [t for t in re.split(r"[\W_]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()) if t]
     tokens = set(split)
     if tokens & set(names["words"]) or "".join(split) in names["joined"]:
         return True

@@ -139,11 +139,16 @@ globalThis.__bcObserver = {
     data.banner_found = banner;
     data.page_ms = Math.round((performance.now() - started) * 10) / 10;
     for (const v of data.secretValues || []) if (v.length >= 4) this.secrets.add(v);
+    // Whether a secret field holds a value (what a reused extraction knew is kept with it).
+    const holding = data.reused ? !!this.last.holding : (data.secretValues || []).some((v) => v.length > 0);
+    if (this.last && !data.reused) this.last.holding = holding;
     delete data.secretValues;
     data.secretDigests = opts.salt ? [...this.secrets].filter((v) => v.length >= 6).map((v) => this.digestOf(opts.salt, v)) : [];
     const text = JSON.stringify(data);
     const out = this.masked(text);
-    return out === text ? out : `${out.slice(0, -1)},"secretShown":true}`;  // no screenshot of it (observe.js)
+    // No screenshot (observe.js) of a page that shows a value it held in a secret field, or holds one:
+    // its own code may draw the value where no mask reaches.
+    return out === text && !holding ? out : `${out.slice(0, -1)},"secretShown":true}`;
   },
   // What leaves the page of a secret value: FNV-1a 64 of salt, NUL and value, in hex (the session masks
   // every prompt with these: safety/seen_secrets.py, the same function).

@@ -127,6 +127,17 @@ _AGENT_TARGET = """async (page) => {
 }"""
 """The agent's tab's CDP target id, asked by the app's own (trusted) code, for the network policy."""
 
+_TAB_AT = """async (page) => {
+  const p = page.context().pages()[%d];
+  if (!p) return null;
+  const session = await page.context().newCDPSession(p);
+  try {
+    const id = (await session.send('Target.getTargetInfo')).targetInfo.targetId;
+    return { id, url: p.url(), title: await p.title().catch(() => '') };
+  } finally { await session.detach().catch(() => {}); }
+}"""
+"""The target id, address and title of the tab at an index of the MCP server's list."""
+
 _INDEX_OF = """async (page) => {
   const id = %s;
   const context = page.context();
@@ -344,6 +355,15 @@ class SessionTabs:
             f" (c.__bcSessionTabs || (c.__bcSessionTabs = new Map())).set({json.dumps(key)}, page); }}"
         )
         await self.run_code(code, idempotent=True, timeout=30)
+
+    async def foreign_tab(self, index: int) -> Tab | None:
+        """The tab at `index` when it is not this session's own (the user's, another session's), for
+        `switch_tab` to ask the user first; None for the session's own tab or no tab there."""
+        result = await self.run_code(_TAB_AT % int(index), timeout=30, idempotent=True)
+        found = result.value if result.ok else None
+        if not isinstance(found, dict) or str(found.get("id")) in self.facts.owned:
+            return None
+        return Tab(int(index), str(found.get("title") or ""), str(found.get("url") or ""), False)
 
     async def tabs(self) -> list[Tab]:
         result = await self.run_code(_LIST_TABS, timeout=30, idempotent=True)

@@ -33,6 +33,19 @@ def _tables() -> tuple[dict[str, str], frozenset[str], frozenset[str]]:
     )
 
 
+@cache
+def _formats() -> frozenset[str]:
+    return frozenset(lexicon().get("url_formats") or ())
+
+
+def segment(text: str) -> str:
+    """A path segment as the server routes it: without its matrix parameters (`cancel;v=2`,
+    `orders;jsessionid=…`) and its format suffix (`orders.json`: `url_formats`), as policy.js's."""
+    base = text.split(";", 1)[0]
+    stem, dot, ext = base.rpartition(".")
+    return stem if dot and stem and ext.lower() in _formats() else base
+
+
 def _decoded(text: str) -> str:
     """`decodeURIComponent`, keeping the text as it is when it does not decode (as the page does)."""
     if "%" not in text:
@@ -57,7 +70,7 @@ def url_commits(url: str) -> tuple[str, str] | None:
         return None
     segments = [
         word
-        for word in (squash(s) for s in (parts.group(2) or "").split("/"))
+        for word in (squash(segment(s)) for s in (parts.group(2) or "").split("/"))
         if word and not _NUMBER.match(word) and not _HEX_ID.match(word) and not _LONG_NUMBER.search(word)
     ]
     last = segments[-1] if segments else ""
@@ -170,7 +183,7 @@ def request_commits(method: str, url: str, body: str = "", content_type: str = "
     if verb in _READS:
         return None
     parts = _PARTS.match(url or "")
-    segments = [s for s in (parts.group(2) or "").split("/") if s] if parts else []
+    segments = [segment(s) for s in (parts.group(2) or "").split("/") if segment(s)] if parts else []
     if segments:
         category = _phrase(segments[-1], alone_noun=verb in ("POST", "PUT"))
         if category is not None:

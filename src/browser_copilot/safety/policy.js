@@ -205,6 +205,13 @@
   const URL_COMMITS = LEXICON.url_commits || {};
   const URL_YES_KEYS = new Set(LEXICON.url_commit_keys || []);
   const URL_ACTION_KEYS = new Set(LEXICON.url_action_keys || []);
+  const URL_FORMATS = new Set(LEXICON.url_formats || []);
+  // A path segment as the server routes it: no `;params`, no format suffix (addresses.py `segment`).
+  const segment = (text) => {
+    const base = text.split(';')[0];
+    const dot = base.lastIndexOf('.');
+    return dot > 0 && URL_FORMATS.has(base.slice(dot + 1).toLowerCase()) ? base.slice(0, dot) : base;
+  };
   const squash = (s) => {
     let text = String(s);
     try { text = decodeURIComponent(text); } catch (e) { /* keep it encoded */ }
@@ -214,7 +221,7 @@
     // Parsed by hand: the classifier also runs where there is no URL class (policy-check's context).
     const parts = /^(?:([a-z][a-z0-9+.-]*):)?(?:\/\/[^/?#]*)?([^?#]*)(?:\?([^#]*))?/i.exec(String(href || ''));
     if (!parts || (parts[1] && !/^https?$/i.test(parts[1]))) return null;
-    const segments = parts[2].split('/').map(squash)
+    const segments = parts[2].split('/').map((x) => squash(segment(x)))
       .filter((x) => x && !/^\d+$/.test(x) && !/^[0-9a-f]{12,}$/.test(x) && !/\d{4,}/.test(x));
     const last = segments[segments.length - 1];
     const pair = segments.slice(-2).join('');
@@ -296,8 +303,11 @@
     const submits = type === 'submit' || type === 'image' || tag === 'form';
     const postForm = submits && !!method && method !== 'get';
 
-    // Ticking, choosing and typing can be undone; the button that sends the form is what commits.
-    if (NON_ACTION_ROLES.has(role) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea'
+    // Ticking, choosing and typing can be undone; the button that sends the form is what commits. What an
+    // element does natively goes before the role it claims: a submit button or a link named a checkbox
+    // still submits or opens.
+    const native = submits || (tag === 'a' && !/^\s*(javascript:|#|$)/i.test(href));
+    if ((!native && NON_ACTION_ROLES.has(role)) || (tag === 'input' && type && !BUTTON_TYPES.has(type)) || tag === 'select' || tag === 'textarea'
         || (tag === 'label' && !role)) {
       return safe(`a ${role || type || tag || 'field'} is not an action`);
     }

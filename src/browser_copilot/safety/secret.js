@@ -2,7 +2,8 @@
 // password input; a field drawn masked; an autocomplete token for passwords, one-time codes or card data; a name/id whose
 // tokens are exactly such a thing (`otp`, `cvv`, `card_number`...: secret_names.json); a short numeric code field
 // (inputmode numeric or type tel/number with a maxlength of 4-8, or one of a row of 1-character boxes)
-// of a form that asks for nothing else. Shared by the observation extractor and the in-page guard.
+// of a form that asks for nothing else; one of a row of 3-5 short boxes that together hold a card number.
+// Shared by the observation extractor and the in-page guard.
 (el) => {
   if (!el || (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA')) return false;
   const type = (el.getAttribute('type') || 'text').toLowerCase();
@@ -20,7 +21,7 @@
   if (auto.some((t) => ['one-time-code', 'current-password', 'new-password', 'cc-number', 'cc-csc', 'cc-exp',
     'cc-exp-month', 'cc-exp-year'].includes(t))) return true;
   const tokens = [el.getAttribute('name'), el.id, el.getAttribute('data-testid')].join(' ')
-    .replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+    .replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   const names = /*SECRET_NAMES*/null; // secret_names.json, shared with the download reader
   const has = (words) => words.some((w) => tokens.includes(w));
   if (has(names.words) || names.joined.includes(tokens.join(''))) return true;
@@ -30,14 +31,24 @@
     || /^\[?0-9\]?|\\d/.test(el.getAttribute('pattern') || '');
   if (!numeric) return false;
   const form = el.form || el.closest('form, [role=dialog], [role=alertdialog], dialog');
-  const inputs = form ? [...form.querySelectorAll('input')].filter((i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase())) : [el];
+  const open = (i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase());
+  const inputs = form ? [...form.querySelectorAll('input')].filter(open) : [el];
   // One code field (4-8 digits), or a row of 4-8 one-character boxes, and nothing else to fill.
   if (max >= 4 && max <= 8 && inputs.length === 1) return true;
+  // A card number split over a row of 3-5 short numeric boxes whose lengths add up to a card's (13-19).
+  const length = (i) => Number(i.getAttribute('maxlength') || 0);
+  for (let a = el.parentElement, n = 0; max >= 2 && max <= 6 && a && n < 3; a = a.parentElement, n++) {
+    const boxes = [...a.querySelectorAll('input')].filter(open);
+    if (boxes.length < 2) continue;
+    const sum = boxes.reduce((t, i) => t + length(i), 0);
+    if (boxes.length >= 3 && boxes.length <= 5 && sum >= 13 && sum <= 19 && boxes.every((i) => length(i) >= 2 && length(i) <= 6)) return true;
+    break;
+  }
   if (max !== 1) return false;
   // Outside a form the row is the nearest group that holds more than one field (boxes in wrappers).
   let row = inputs;
   for (let a = el.parentElement, n = 0; !form && a && n < 3 && row.length < 2; a = a.parentElement, n++) {
-    row = [...a.querySelectorAll('input')].filter((i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase()));
+    row = [...a.querySelectorAll('input')].filter(open);
   }
   return row.length >= 4 && row.length <= 8 && row.every((i) => Number(i.getAttribute('maxlength') || 0) === 1);
 }

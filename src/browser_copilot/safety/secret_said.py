@@ -94,11 +94,14 @@ def _code_said() -> re.Pattern[str]:
     words = alternation(
         {"*": list(lexicon().get("code_words", []))}, spaced=r"(?<![\w-]){}(?![\w-])", unspaced="{}"
     )
-    # Up to two words may stand between the code word and its link: "tu código de verificación es".
+    # Up to four words may stand between the code word and its link: "tu código de verificación es",
+    # "رمز التحقق الخاص بك هو", "mã xác minh của bạn là". Where the link comes last (Hindi: "सत्यापन कोड
+    # 482913 है"), the code stands right after its word.
     return re.compile(
         rf"(?i)(?:{words})"
-        rf"(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,2}}?)"
-        rf"(?:\s*[:=：]\s*|(?:{_LINK})\s*(?:[:=：]\s*)?|(?<={_UNSPACED.pattern})\s*)(?:[\[【(（「]\s*)?{_LETTERS}"
+        rf"(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,4}}?)"
+        rf"(?:\s*[:=：]\s*|(?:{_LINK})\s*(?:[:=：]\s*)?|(?<={_UNSPACED.pattern})\s*|\s+(?=\S+\s+(?:है|हैं|ہے)(?!\w)))"
+        rf"(?:[\[【(（「]\s*)?{_LETTERS}"
         + _CODE_DIGITS
     )
 

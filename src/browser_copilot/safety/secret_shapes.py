@@ -224,9 +224,24 @@ _NEAR_BEFORE = re.compile(r"\d[ \t]*(?:[\n\t|.\-][ \t]*)?$")
 _NEAR_AFTER = re.compile(r"[ \t]*(?:[\r\n\t|.\-][ \t]*)?\d")
 
 
+_AS_SEPARATOR = str.maketrans(
+    {
+        **dict.fromkeys(map(ord, "\u00a0\u2007\u2009\u200a\u202f"), " "),
+        **dict.fromkeys(map(ord, "/\u200b\u200c\u200d\u2060"), "."),
+    }
+)
+_ESCAPED_BREAK = re.compile(r"\\([ntr])")
+"""No-break and thin spaces read as a space; a slash or an invisible join as a dot (the stricter grouped
+rule); a line break or tab written as JSON writes it (`\\n`, in a code result) as the break: one or two
+characters for as many, so what is found is found where it is."""
+
+
 def cards(text: str) -> list[Secret]:
     """Luhn-valid card numbers (13 to 19 digits), in one piece or in groups (see the module's note)."""
     found: list[Secret] = []
+    text = _ESCAPED_BREAK.sub(
+        lambda m: " " + {"n": "\n", "t": "\t", "r": "\r"}[m.group(1)], text.translate(_AS_SEPARATOR)
+    )
     clusters = [m.span() for m in _CLUSTER.finditer(text) if m.end() - m.start() >= 13]
     # One character past a cluster, for `CARD`'s `\b` to see what follows it.
     for match in (m for start, end in clusters for m in CARD.finditer(text, start, end + 1)):

@@ -382,6 +382,9 @@ async (page, config) => {
     act,
     async read(target, what, name, o) {
       if (what === 'attribute' && String(name).toLowerCase() !== 'value') return target.getAttribute(name, { timeout: timeoutOf(o) });
+      // Finding the field stamps it from the page's own world, which the page can watch: what the page
+      // sends meanwhile is judged in a window of its own, as for a look.
+      await touched([target.page()], 'view');
       const here = { op: 'read', stamp: await stampOf(target, Date.now() + timeoutOf(o)), here: true };
       let out = await guard.page(target.page(), here).catch(() => null);
       if (out && out.elsewhere) {
@@ -414,11 +417,14 @@ async (page, config) => {
       await p.close();
     }),
     // Every secret field the guard knows (it marks them as it looks now: a revealed password, a field
-    // secret by its name) is masked, in every frame.
+    // secret by its name) is masked, in every frame. A page holding a secret value gets no picture at all:
+    // its own code may draw the value anywhere (a canvas, a copy, a pseudo-element), where no mask reaches.
     screenshot: serial(async (target, o) => {
       const p = typeof target.mainFrame === 'function' ? target : target.page();
       await touched([p], 'view');
-      await seeSecrets();
+      if ((await seeSecrets()).has(p)) {
+        throw new Error('This page holds a password, one-time code or card number: no picture of it is taken (read its text instead).');
+      }
       const secret = p.frames().map((f) => f.locator('input[type=password], input[autocomplete~="one-time-code"], input[autocomplete^="cc-"], [data-bc-secret], [data-bc-opaque]'));
       const shot = await target.screenshot({ type: 'jpeg', quality: 70, fullPage: !!o.fullPage, mask: secret, timeout: timeoutOf(o) });
       images.push(shot.toString('base64'));
@@ -438,6 +444,7 @@ async (page, config) => {
         out = { error: String(e && e.message), name: 'Error' };
       }
     } else {
+      await seeSecrets();  // each secret field's value known, and kept out of other elements' names, first
       out = await box.run(page, config.source, io);
     }
     await finish();

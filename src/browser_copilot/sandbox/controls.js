@@ -7,7 +7,13 @@
   const textField = (el) => !!el && (el.isContentEditable || el.tagName === 'TEXTAREA' || (isField(el) && el.tagName !== 'SELECT'
     && !['checkbox', 'radio', 'file', 'range', 'color'].includes((el.getAttribute('type') || '').toLowerCase()))
     || el.getAttribute('role') === 'textbox' || el.getAttribute('role') === 'searchbox');
-  const keyName = (key) => String(key || '').split('+').pop();
+  // The key a press names, as Playwright reads it: the last of `Shift+Enter`, `+` itself, and "\n" or
+  // "\r" for Enter.
+  const keyName = (key) => {
+    const k = String(key || '');
+    const last = k.length > 1 && k.endsWith('++') ? '+' : k.split('+').pop();
+    return last === '\n' || last === '\r' ? 'Enter' : last;
+  };
   const SUBMITS = 'button[type=submit], button:not([type]), input[type=submit], input[type=image]';
   // A pointer press on `el`: the control it activates, or null (the page's background, a container).
   const pressed = (el) => {

@@ -12,42 +12,13 @@
 // this world has), with how it was allowed.
 // Called with { op: 'preflight' | 'aim' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner'
 // | 'verdicts', ... }. Evaluated once per document (world.js installs it); the ops are the function it
-// returns. __CONTROLS__, __POLICY__, __FACTS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are filled in
-// (guard.py).
+// returns. __CONTROLS__, __POLICY__, __FACTS__, __SECRETS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are
+// filled in (guard.py).
 (() => {
   let classifier = null;
   const classify = (facts) => (classifier || (classifier = __POLICY__))(facts);
-  const secretNow = __IS_SECRET__;
-  // A field that was secret once (a password field whose "show" toggle made it type=text) stays secret.
-  const wasSecret = new WeakSet();
-  const isSecret = (el) => {
-    if (!el || el.nodeType !== 1) return false;
-    if (wasSecret.has(el)) return true;
-    if (!secretNow(el) && !revealedIn(el)) return false;
-    wasSecret.add(el);
-    return true;
-  };
-  // A "show password" toggle makes the field type=text, or puts a text field with its value in its place:
-  // the field, or the value, is remembered as it changes, whenever that is (before any look of this
-  // world at it). A field holding a remembered value is secret.
-  const revealed = new Set();
-  new MutationObserver((records) => {
-    for (const r of records) {
-      if (r.type === 'attributes') {
-        if (String(r.oldValue).toLowerCase() === 'password') {
-          wasSecret.add(r.target);
-          r.target.setAttribute('data-bc-secret', '');
-        }
-        continue;
-      }
-      for (const n of r.removedNodes) {
-        if (n.nodeType !== 1) continue;
-        const gone = n.tagName === 'INPUT' ? [n] : n.querySelectorAll('input[type=password i]');
-        for (const i of gone) if (secretNow(i) && i.value) revealed.add(i.value);
-      }
-    }
-  }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['type'], attributeOldValue: true });
-  const revealedIn = (el) => revealed.size > 0 && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && revealed.has(el.value);
+  const S = (__SECRETS__)(__IS_SECRET__);
+  const isSecret = S.isSecret;
   const F = (__FACTS__)(isSecret);
   const { ACTIONABLE, clean, textOf, closestDeep, deepQuery, isField, factsOf, detailsOf, nameOf } = F;
   const used = new Set();  // one-time permissions already spent in this document
@@ -413,42 +384,7 @@
     return null;
   };
 
-  // The values of secret fields (open shadow roots included): the app masks them in whatever comes back.
-  // Each secret field is marked `data-bc-secret`, which a screenshot masks, whatever made it secret.
-  // A secret field's `value` attribute that a page keeps in step with what is typed (React does) would
-  // answer a selector's question about it (`[value^="a"]`, one character at a time): it is taken off
-  // (the field's value is not changed by it). A component whose closed shadow root draws what none of
-  // its own children do cannot be read: it is marked `data-bc-opaque`, which a screenshot masks.
-  const drawsUnseen = (el) => el.tagName.includes('-') && !el.shadowRoot && el.getClientRects().length > 0
-    && ![...el.childNodes].some((n) => {
-      const range = el.ownerDocument.createRange();
-      range.selectNode(n);
-      return range.getClientRects().length > 0;
-    });
-  const secretValues = () => {
-    const found = [];
-    const rows = new Map();  // a row of one-character boxes holds one code: their values joined
-    const walk = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
-          if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
-          if (el.value) found.push(el.value);
-          let row = el.form || el.parentElement;
-          while (!el.form && row && row.parentElement && row.querySelectorAll('input').length < 2) row = row.parentElement;
-          if (el.maxLength === 1 && row) rows.set(row, (rows.get(row) || '') + el.value);
-          // The page's copy of the value in the attribute goes (a selector could test it a character at a
-          // time); the value stays, also where it was the attribute's own (a field the server filled).
-          const v = el.value;
-          if (v && el.getAttribute('value') === v) { el.removeAttribute('value'); if (el.value !== v) el.value = v; }
-        }
-        if (el.shadowRoot) walk(el.shadowRoot);
-        else if (!el.hasAttribute('data-bc-opaque') && drawsUnseen(el)) el.setAttribute('data-bc-opaque', '');
-      }
-    };
-    for (const win of windows()) walk(win.document);
-    for (const code of rows.values()) if (code.length >= 3) found.unshift(code);
-    return [...found, ...revealed].slice(0, 50);
-  };
+  const secretValues = () => S.values(windows());
 
   const warm = () => { try { classify({ tag: 'button', role: 'button', name: '', lang: document.documentElement.lang || null }); } catch (e) { /* at first use */ } };
   if (typeof requestIdleCallback === 'function') requestIdleCallback(warm, { timeout: 2000 });
@@ -479,7 +415,7 @@
         const el = stamped('data-bc-target', args.stamp);
         if (!el && args.here) return { elsewhere: true };
         if (el) el.removeAttribute('data-bc-target');
-        return { secret: !el || isSecret(el) };
+        return { secret: !el || isSecret(el) || isSecret(S.readsFrom(el)) };
       }
       case 'banner': return banner(!!args.always);
       // What a press on each numbered element would be judged (bench/policy.py): no stamps, no window.

@@ -40,6 +40,7 @@ def guard_template() -> str:
         .replace("__BANNER__", script_source("browser_copilot.sandbox", "banner.js").strip())
         .replace("__COOKIE_WORDS__", cookie_words())
         .replace("__POLICY__", policy_template())
+        .replace("__SECRETS__", script_source("browser_copilot.sandbox", "guard_secrets.js").strip())
         .replace("__IS_SECRET__", secret_source())
     )
 

@@ -32,6 +32,20 @@ def _requested(params: dict[str, Any]) -> str:
     return short_url(str((params.get("request") or {}).get("url") or ""))
 
 
+_OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
+
+
+def _method(request: dict[str, Any]) -> str:
+    """The method a request asks the server for: its own, or for a POST the one a method-override header
+    names (`X-HTTP-Method-Override: DELETE`, which Rails, Laravel and Express honour)."""
+    method = str(request.get("method") or "GET").upper()
+    if method != "POST":
+        return method
+    headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
+    named = next((headers[h].strip().upper() for h in _OVERRIDES if h in headers), "")
+    return named if named.isalpha() else method
+
+
 class RequestGate(TargetWatch):
     """Deciding the paused requests (a mixin of `NetworkGuard`, which sets its state up)."""
 
@@ -98,6 +112,10 @@ class RequestGate(TargetWatch):
             # server. The code never acts in that tab (call.js), and what it sends from elsewhere is
             # the code's (below) or another origin's, which the server refuses.
             why = None
+        if why is None and target is None and self._calls_or_tail() and self._commits(request):
+            # A tab the code just closed sends from its `pagehide` (a keep-alive fetch, a beacon): no tab
+            # is left to hold it in, and it is not sent.
+            why = "it commits something, from a tab that is already gone"
         if why is None and target is not None and self._calls_or_tail():
             held = self._effect(target, request, kind)
             if held is None and self._may_wait(target, request):
@@ -228,7 +246,7 @@ class RequestGate(TargetWatch):
         try:
             return self.effects.decide(
                 self._window_tab(target),
-                method=str(request.get("method") or "GET"),
+                method=_method(request),
                 url=str(request.get("url") or ""),
                 body=body,
                 content_type=content_type,
@@ -236,6 +254,16 @@ class RequestGate(TargetWatch):
             )
         except ValueError:  # an address urllib cannot read: held, not guessed
             return self.effects.decide(self._window_tab(target), method="DELETE", url="about:blank")
+
+    def _commits(self, request: dict[str, Any]) -> bool:
+        body, content_type = self._body(request)
+        try:
+            return (
+                request_commits(_method(request), str(request.get("url") or ""), body, content_type)
+                is not None
+            )
+        except ValueError:
+            return True
 
     def _may_wait(self, target: Target, request: dict[str, Any]) -> bool:
         """A committing request during a call in a tab whose window is not known yet: the guard's word
@@ -246,11 +274,7 @@ class RequestGate(TargetWatch):
             or self.effects.window_of(self._window_tab(target)) is not None
         ):
             return False
-        body, content_type = self._body(request)
-        with contextlib.suppress(ValueError):
-            method = str(request.get("method") or "GET")
-            return request_commits(method, str(request.get("url") or ""), body, content_type) is not None
-        return True
+        return self._commits(request)
 
     async def _decide_when_told(
         self, cdp: GuardConnection, params: dict[str, Any], session: str | None, target: Target, main: bool

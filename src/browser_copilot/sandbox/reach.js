@@ -95,7 +95,8 @@ async (page, config, guard, stopWith) => {
   const variants = (v) => {
     const utf8 = Buffer.from(v, 'utf8');
     const b64 = utf8.toString('base64');
-    return [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
+    // JSON's escapes, and a JavaScript literal's (a quote escaped: Playwright quotes names in its errors).
+    return [v, JSON.stringify(v).slice(1, -1), v.replace(/[\\'"`]/g, '\\$&'), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
       utf8.toString('hex'), [...v].reverse().join(''), [...v].join(' '), [...v].join(',')].filter((x) => x.length >= 3);
   };
   const mask = (text) => {
@@ -109,15 +110,17 @@ async (page, config, guard, stopWith) => {
     try { return JSON.parse(text); } catch (e) { return text; }
   };
   // The secret values of every document the code may read: each page's (with its same-origin frames)
-  // and each frame of another origin's, whose guard answers for it.
+  // and each frame of another origin's, whose guard answers for it. Returns the pages that hold one.
   const seeSecrets = async () => {
     const asked = [];
     for (const p of owned) {
       if (p.isClosed()) continue;
-      asked.push(guard.page(p, { op: 'secrets' }));
-      for (const f of p.frames()) if (apart(p, f)) asked.push(guard.frame(f, { op: 'secrets' }));
+      asked.push([p, guard.page(p, { op: 'secrets' })]);
+      for (const f of p.frames()) if (apart(p, f)) asked.push([p, guard.frame(f, { op: 'secrets' })]);
     }
-    for (const report of await Promise.all(asked.map((a) => a.catch(() => null)))) note(report);
+    const reports = await Promise.all(asked.map(([, a]) => a.catch(() => null)));
+    reports.forEach(note);
+    return new Set(asked.filter((_, i) => reports[i] && (reports[i].secrets || []).length).map(([p]) => p));
   };
   // Frames the page's own world cannot reach (another origin, or below one) have a guard of their own.
   const origin = (url) => {

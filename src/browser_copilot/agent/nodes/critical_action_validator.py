@@ -200,6 +200,31 @@ async def _check_dialog(state: AgentState, call: ToolCall, ctx: AgentContext) ->
     return confirmation(call, f"Allow accepting {what} on {details['site']}?", details)
 
 
+async def _check_switch(call: ToolCall, ctx: AgentContext) -> PendingAction | None:
+    """The card for `switch_tab` to a tab that is not the session's own (one of the user's tabs, another
+    session's): the agent reads it and acts in it only once the user lends it. None for the session's
+    own tabs, and for a bad index (the tools node says so)."""
+    index = call["args"].get("index")
+    tab = await ctx.browser.foreign_tab(index) if isinstance(index, int) else None
+    if tab is None:
+        return None
+    site = urlsplit(tab.url).hostname or tab.url[:80]
+    what = f'working in your tab {tab.index}: "{tab.title[:80] or tab.url[:80]}"'
+    details: dict[str, Any] = {
+        "what": what,
+        "site": site,
+        "happens": "The agent reads this tab and works in it as in its own, asking before anything"
+        " irreversible. It is not the agent's tab now.",
+        "reason": "the tab is yours, not one this task opened",
+        "category": "tab",
+        "values": [],
+        "amount": None,
+        "by": "rules",
+        "code": "",
+    }
+    return confirmation(call, f"Allow {what} ({site})?", details)
+
+
 async def critical_action_validator(state: AgentState, runtime: Runtime[AgentContext]) -> Command[Next]:
     ctx = runtime.context
     calls = pending_calls(state)
@@ -234,6 +259,8 @@ async def critical_action_validator(state: AgentState, runtime: Runtime[AgentCon
             pending = check_extra_call(state, call, ctx)
         elif call["name"] == "remember_about_user":  # the user's own words, or "Remember that …?"
             pending = memory_check(state, call, memory_on=ctx.memory is not None)
+        elif call["name"] == "switch_tab":  # a tab that is not the session's: the user lends it, or not
+            pending = await _check_switch(call, ctx)
         if isinstance(pending, str):
             refusals.append(tool_message(call, pending, error=True))
             ctx.events(Event("policy_result", {"approved": False, "refused": pending[:200]}))
