@@ -12,11 +12,9 @@ network probes, which run the model's code as the agent runs it, `guarded_code`)
 from __future__ import annotations
 
 import json
-import time
 import unicodedata
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -24,10 +22,10 @@ import pytest
 from browser_copilot.browser.guarded import guarded_code
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.browser.observing import observe
-from browser_copilot.browser.results import CodeResult
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack
 from tests.security.test_round3_b import model_reads
+from tests.security.test_round3_c import boxed, control
 from tests.support.recorder import Recorder, RecordingHandler
 from tests.support.scripted_model import call
 from tests.support.sites import Request, Site
@@ -39,10 +37,6 @@ QUOTED_PW = "Ab'c-strict-Pw9"
 CARD = "4000 0566 5566 5556"
 CARD_DIGITS = CARD.replace(" ", "")
 OTP = "482913"
-
-
-ARTIFACTS = Path("/tmp/review/heldout_b")
-ARTIFACTS.mkdir(parents=True, exist_ok=True)
 
 
 def shifted(secret: str) -> str:
@@ -591,28 +585,6 @@ class _Spy(RecordingHandler):
 def spy() -> Iterator[Recorder]:
     with Recorder(_Spy) as server:
         yield server
-
-
-async def boxed(session: BrowserSession, source: str) -> CodeResult:
-    return await session.run_code(guarded_code(source))
-
-
-async def control(session: BrowserSession, spy: Recorder, attacker: str) -> None:
-    """A plain request to the attacker after the attempt (the app's own code): once it arrived, anything
-    the attempt sent had arrived too."""
-    mark = "/control-" + "".join(chr(97 + int(d)) for d in str(time.monotonic_ns())[-8:])
-    result = await session.run_code(
-        f"async (page) => {{ if (!page.url().startsWith({json.dumps(spy.origin)}))"
-        f" await page.goto({json.dumps(spy.origin + '/secret')});"
-        " await page.evaluate((u) => new Promise((done) => { const i = new Image();"
-        f" i.onload = i.onerror = done; i.src = u; }}), {json.dumps(attacker + mark)}); }}",
-        idempotent=True,
-    )
-    assert result.ok, result.error
-    await async_wait_until(
-        lambda: any(h.path == mark for h in spy.to(attacker)),
-        what=f"the control ({result.value}, {session.refusals()})",
-    )
 
 
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]

@@ -101,8 +101,7 @@ def _code_said() -> re.Pattern[str]:
         rf"(?i)(?:{words})"
         rf"(?P<mid>(?:\s+[^\W\d_]{{1,14}}){{0,4}}?)"
         rf"(?:\s*[:=：]\s*|(?:{_LINK})\s*(?:[:=：]\s*)?|(?<={_UNSPACED.pattern})\s*|\s+(?=\S+\s+(?:है|हैं|ہے)(?!\w)))"
-        rf"(?:[\[【(（「]\s*)?{_LETTERS}"
-        + _CODE_DIGITS
+        rf"(?:[\[【(（「]\s*)?{_LETTERS}" + _CODE_DIGITS
     )
 
 
