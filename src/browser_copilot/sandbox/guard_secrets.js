@@ -120,5 +120,13 @@
     for (const code of rows.values()) if (code.length >= 3) found.unshift(code);
     return [...found, ...revealed].slice(0, 50);
   };
-  return { isSecret, readsFrom, values };
+  // Before a call: every secret field holding a value is kept out of other elements' names (cheap: the
+  // fields only, not the walk `values` makes).
+  const unnameAll = (windows) => {
+    for (const win of windows) {
+      for (const el of win.document.querySelectorAll('input, textarea')) if (el.value && isSecret(el)) unname(el);
+    }
+    return null;
+  };
+  return { isSecret, readsFrom, values, unnameAll };
 }
