@@ -41,7 +41,7 @@ def _formats() -> frozenset[str]:
 def segment(text: str) -> str:
     """A path segment as the server routes it: without its matrix parameters (`cancel;v=2`,
     `orders;jsessionid=…`) and its format suffix (`orders.json`: `url_formats`), as policy.js's."""
-    base = text.split(";", 1)[0]
+    base = _decoded(text).split(";", 1)[0]
     stem, dot, ext = base.rpartition(".")
     return stem if dot and stem and ext.lower() in _formats() else base
 
@@ -94,7 +94,13 @@ def url_commits(url: str) -> tuple[str, str] | None:
 
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+", re.UNICODE)
-_MUTATION = re.compile(r"\bmutation\b\s*(\w+)?[^{]*\{\s*(\w+)", re.IGNORECASE)
+_MUTATION = re.compile(r"\bmutation\b\s*(\w+)?[^{]*\{", re.IGNORECASE)
+_FIELD = re.compile(r"(?:\w+\s*:\s*)?(\w+)\s*[({]")
+"""A GraphQL selection's field (its alias skipped): `cancelOrder(`, `result: cancelOrder {`."""
+_PART = re.compile(
+    r'(?i)content-disposition:\s*form-data;\s*name="([^"]{1,100})"\r?\n(?:[^\r\n]+\r?\n)*\r?\n([^\r\n]{0,200})'
+)
+"""A part of a multipart form: its name and the first line of its value."""
 
 
 _Tables = tuple[dict[str, str], dict[str, str], frozenset[str], frozenset[str], frozenset[str]]
@@ -161,7 +167,10 @@ def _body_actions(body: str, content_type: str) -> list[str]:
                 query = item.get("query")
                 if isinstance(query, str):
                     for match in _MUTATION.finditer(query):
-                        found += [g for g in match.groups() if g]
+                        found += [match.group(1)] if match.group(1) else []
+                        found += _FIELD.findall(query, match.end())
+    elif "multipart/form-data" in content_type or _PART.search(text):
+        pairs += [(m.group(1), m.group(2)) for m in _PART.finditer(text)]
     elif "=" in text:
         pairs += parse_qsl(text, keep_blank_values=True)
     for key, value in pairs:

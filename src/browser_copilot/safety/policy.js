@@ -208,7 +208,9 @@
   const URL_FORMATS = new Set(LEXICON.url_formats || []);
   // A path segment as the server routes it: no `;params`, no format suffix (addresses.py `segment`).
   const segment = (text) => {
-    const base = text.split(';')[0];
+    let base = text;
+    try { base = decodeURIComponent(text); } catch (e) { /* kept as it is, as squash does */ }
+    base = base.split(';')[0];
     const dot = base.lastIndexOf('.');
     return dot > 0 && URL_FORMATS.has(base.slice(dot + 1).toLowerCase()) ? base.slice(0, dot) : base;
   };

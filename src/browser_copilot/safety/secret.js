@@ -15,17 +15,20 @@
   const view = el.ownerDocument && el.ownerDocument.defaultView;
   const style = view && view.getComputedStyle ? view.getComputedStyle(el) : null;
   if (style && ['disc', 'circle', 'square'].includes(style.webkitTextSecurity)) return true;
-  if (['hidden', 'submit', 'button', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'date',
-    'datetime-local', 'month', 'week', 'time', 'email', 'url', 'search'].includes(type)) return false;
-  const auto = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
-  if (auto.some((t) => ['one-time-code', 'current-password', 'new-password', 'cc-number', 'cc-csc', 'cc-exp',
-    'cc-exp-month', 'cc-exp-year'].includes(t))) return true;
-  const tokens = [el.getAttribute('name'), el.id, el.getAttribute('data-testid')].join(' ')
-    .replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  const split = (text) => String(text || '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  const own = [el.getAttribute('name'), el.id, el.getAttribute('data-testid')];
+  const tokens = own.flatMap(split);
   const names = /*SECRET_NAMES*/null; // secret_names.json, shared with the download reader
   const has = (words) => words.some((w) => tokens.includes(w));
-  if (has(names.words) || names.joined.includes(tokens.join(''))) return true;
-  if (names.pairs.some(([a, b]) => has(a) && has(b))) return true;
+  const named = has(names.words) || own.some((n) => names.joined.includes(split(n).join('')))
+    || names.pairs.some(([a, b]) => has(a) && has(b));
+  // A hidden field a step of a form carries the secret in (`<input type=hidden name=password>`).
+  if (type === 'hidden') return named;
+  if (['submit', 'button', 'reset', 'image', 'checkbox', 'radio', 'file', 'range', 'color', 'date',
+    'datetime-local', 'month', 'week', 'time', 'email', 'url', 'search'].includes(type)) return false;
+  const auto = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
+  if (named || auto.some((t) => ['one-time-code', 'current-password', 'new-password', 'cc-number', 'cc-csc', 'cc-exp',
+    'cc-exp-month', 'cc-exp-year'].includes(t))) return true;
   const max = Number(el.getAttribute('maxlength') || 0);
   const numeric = ['numeric', 'decimal'].includes((el.getAttribute('inputmode') || '').toLowerCase()) || ['tel', 'number'].includes(type)
     || /^\[?0-9\]?|\\d/.test(el.getAttribute('pattern') || '');
@@ -35,13 +38,24 @@
   const inputs = form ? [...form.querySelectorAll('input')].filter(open) : [el];
   // One code field (4-8 digits), or a row of 4-8 one-character boxes, and nothing else to fill.
   if (max >= 4 && max <= 8 && inputs.length === 1) return true;
-  // A card number split over a row of 3-5 short numeric boxes whose lengths add up to a card's (13-19).
+  // A card number split over 3-5 boxes of 4-6 digits, one after another (other fields may stand around
+  // them), whose lengths add up to a card's (13-19).
   const length = (i) => Number(i.getAttribute('maxlength') || 0);
-  for (let a = el.parentElement, n = 0; max >= 2 && max <= 6 && a && n < 3; a = a.parentElement, n++) {
-    const boxes = [...a.querySelectorAll('input')].filter(open);
-    if (boxes.length < 2) continue;
-    const sum = boxes.reduce((t, i) => t + length(i), 0);
-    if (boxes.length >= 3 && boxes.length <= 5 && sum >= 13 && sum <= 19 && boxes.every((i) => length(i) >= 2 && length(i) <= 6)) return true;
+  const short = (i) => length(i) >= 4 && length(i) <= 6;  // a card's groups: 4-4-4-4, 4-6-5 (not 3-3-4, 2-2-4)
+  for (let a = el.parentElement, n = 0; max >= 4 && max <= 6 && a && n < 3; a = a.parentElement, n++) {
+    const fields = [...a.querySelectorAll('input')].filter(open);
+    if (fields.length < 2) continue;
+    let first = fields.indexOf(el);
+    let last = first;
+    while (first > 0 && short(fields[first - 1])) first -= 1;
+    while (last < fields.length - 1 && short(fields[last + 1])) last += 1;
+    const at = fields.indexOf(el);
+    for (let from = first; from <= at; from += 1) {
+      for (let to = Math.max(at, from + 2); to <= Math.min(last, from + 4); to += 1) {
+        const sum = fields.slice(from, to + 1).reduce((t, i) => t + length(i), 0);
+        if (sum >= 13 && sum <= 19) return true;
+      }
+    }
     break;
   }
   if (max !== 1) return false;

@@ -264,6 +264,11 @@
     // under the point as when the press was judged, so nothing new is reached.
     if (args.still && at.getAttribute('data-bc-recv') === String(args.still)) return { ok: true, same: true };
     if (typesInto(args.kind, args.key) && isSecret(at)) return { secret: true };
+    // Keys in a drop-down list choose its options, and a page may act on the choice: a choice is made
+    // with selectOption, which the guard judges by the option chosen. Tab and Escape only leave it.
+    if ((args.kind === 'key' || args.kind === 'type') && at.tagName === 'SELECT' && !['Tab', 'Escape'].includes(keyName(args.key || ''))) {
+      return { refused: "Keys in a drop-down list choose its options: use selectOption('…') on it instead; nothing was done." };
+    }
     const form = sentForm(args.kind, at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : ''));
     if (form && emptySecret(form)) return { secret: true, empty: true };
     // The browser's own error page (a site that did not answer): its buttons commit nothing of the

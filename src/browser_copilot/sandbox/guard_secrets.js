@@ -70,12 +70,17 @@
     const label = field.closest('label');
     if (label && label.control && label.control !== field) nameWithout(label.control, label);
     for (let a = field.parentElement; a; a = a.parentElement) if (a.matches(NAMED_BY_CONTENT)) nameWithout(a);
+    // An element named or described by the field, or by anything holding it (its own label, its row),
+    // also the field itself: named by those elements' words instead (an input's words are none).
     const root = field.getRootNode();
-    if (!field.id || !root.querySelectorAll) return;
+    if (!root.querySelectorAll) return;
     for (const other of root.querySelectorAll('[aria-labelledby], [aria-describedby]')) {
       for (const attr of ['aria-labelledby', 'aria-describedby']) {
-        const ids = (other.getAttribute(attr) || '').split(/\s+/).filter(Boolean);
-        if (other !== field && ids.includes(field.id)) other.setAttribute(attr, ids.filter((i) => i !== field.id).join(' ') || 'bc-none');
+        const refs = (other.getAttribute(attr) || '').split(/\s+/).filter(Boolean).map((id) => root.getElementById
+          ? root.getElementById(id) : root.querySelector(`#${CSS.escape(id)}`)).filter(Boolean);
+        if (!refs.some((r) => r === field || r.contains(field))) continue;
+        if (attr === 'aria-labelledby') other.setAttribute('aria-label', refs.map(words).join(' ').trim());
+        other.removeAttribute(attr);
       }
     }
   };

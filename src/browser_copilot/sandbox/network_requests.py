@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from browser_copilot.safety.addresses import request_commits
 from browser_copilot.sandbox.effects import TAIL_SECONDS, Allowed, EffectGate, HeldRequest, SentRequest
@@ -36,13 +36,15 @@ _OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
 
 
 def _method(request: dict[str, Any]) -> str:
-    """The method a request asks the server for: its own, or for a POST the one a method-override header
-    names (`X-HTTP-Method-Override: DELETE`, which Rails, Laravel and Express honour)."""
+    """The method a request asks the server for: its own, or for a POST the one a method override names,
+    in a header (`X-HTTP-Method-Override: DELETE`) or the query (`?_method=DELETE`), as Rails, Laravel
+    and Express honour them (one in the body is read with the body's actions)."""
     method = str(request.get("method") or "GET").upper()
     if method != "POST":
         return method
     headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
-    named = next((headers[h].strip().upper() for h in _OVERRIDES if h in headers), "")
+    query = dict(parse_qsl(urlsplit(str(request.get("url") or "")).query))
+    named = next((headers[h] for h in _OVERRIDES if h in headers), query.get("_method", "")).strip().upper()
     return named if named.isalpha() else method
 
 

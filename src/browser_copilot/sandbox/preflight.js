@@ -56,6 +56,7 @@
           + 'into it. The user enters it themselves.');
       throw new Error(halted);
     }
+    if (out.refused) throw new Error(out.refused);
     if (out.held) {
       held.push({ ...out.held, action });
       stopWith(HOLD);

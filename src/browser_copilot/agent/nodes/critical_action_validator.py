@@ -15,13 +15,14 @@ from urllib.parse import urlsplit
 from langchain_core.messages import ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
+from pydantic import ValidationError
 
 from browser_copilot.agent.context import AgentContext
 from browser_copilot.agent.conversation import pending_calls, tool_message
 from browser_copilot.agent.extra_calls import check_extra_call
 from browser_copilot.agent.memory_tools import memory_check
 from browser_copilot.agent.state import AgentState, PendingAction, confirmation, waiting_in
-from browser_copilot.agent.tools import BROWSER_TOOLS
+from browser_copilot.agent.tools import BROWSER_TOOLS, switch_tab
 from browser_copilot.browser.guarded import types_into
 from browser_copilot.events import Event
 from browser_copilot.safety.classifier import ClassifierUnavailable, classify_many
@@ -204,8 +205,11 @@ async def _check_switch(call: ToolCall, ctx: AgentContext) -> PendingAction | No
     """The card for `switch_tab` to a tab that is not the session's own (one of the user's tabs, another
     session's): the agent reads it and acts in it only once the user lends it. None for the session's
     own tabs, and for a bad index (the tools node says so)."""
-    index = call["args"].get("index")
-    tab = await ctx.browser.foreign_tab(index) if isinstance(index, int) else None
+    try:  # the index as the tools node will read it ("1" and 1.0 are 1)
+        index = switch_tab.model_validate(call["args"]).index
+    except ValidationError:
+        return None
+    tab = await ctx.browser.foreign_tab(index)
     if tab is None:
         return None
     site = urlsplit(tab.url).hostname or tab.url[:80]
