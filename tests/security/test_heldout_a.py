@@ -20,9 +20,9 @@ import pytest
 
 from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import CHAT, attack, attack_on, chat_server, settled, tool_results  # noqa: F401
+from tests.security.test_round3_d import go, reached
 from tests.support.scripted_model import call
 from tests.support.sites import Request, Site, site_watched
-from tests.support.sites import reached as watched_requests
 from tests.support.waiting import quiet_for
 
 # One page for every probe; each mechanism of the page's own code is switched on by a query parameter,
@@ -157,14 +157,6 @@ def answer(request: Request, port: int) -> str:
 
 
 site, clean = site_watched(answer, "/api/")
-
-
-def reached(where: Any) -> list[str]:
-    return watched_requests(where, "/api/")
-
-
-def go(where: Any, path: str) -> str:
-    return f"async (page) => {{ await page.goto({json.dumps(where.url(path))}) }}"
 
 
 # ----- a site that redirects (the test sites answer 200 only) ------------------------------------------

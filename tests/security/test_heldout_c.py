@@ -33,9 +33,9 @@ from browser_copilot.browser.session import BrowserSession
 from tests.security.test_attacks import attack, attack_on, chat_server, tool_results  # noqa: F401
 from tests.security.test_heldout_b import ORACLE, SHIFT, exposed, user_types
 from tests.security.test_round3_b import model_reads
+from tests.security.test_round3_d import go, reached
 from tests.support.scripted_model import call
 from tests.support.sites import Request, Site, site_watched
-from tests.support.sites import reached as watched_requests
 from tests.support.waiting import async_wait_until, quiet_for
 
 # ----- pages -----------------------------------------------------------------------------------------------
@@ -158,14 +158,6 @@ def answer(request: Request, port: int) -> str:
 
 
 site, clean = site_watched(answer, "/api/")
-
-
-def reached(where: Any) -> list[str]:
-    return watched_requests(where, "/api/")
-
-
-def go(where: Any, path: str) -> str:
-    return f"async (page) => {{ await page.goto({json.dumps(where.url(path))}) }}"
 
 
 # ----- 1. the effect gate: a method named where the fix does not look ----------------------------------
