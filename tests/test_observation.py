@@ -845,3 +845,22 @@ async def test_every_listed_element_shows_its_number_in_rows_alike_or_rows_unlik
     assert listed_numbers(text) >= shown
     covered = next(e for e in observation.elements if e.covered and e.name == "Edit")
     assert f'[{covered.n}] button "Edit" (covered by' in text
+
+
+async def test_a_code_or_card_field_is_secret_by_what_it_is_an_ordinary_code_is_not(
+    browser_session: BrowserSession, pages: PageServer
+) -> None:
+    """A form's one short field named or labelled as a code is a one-time code also as a plain text field;
+    a promo or ZIP code is not. A field holding a number that passes the card check is a card's, whatever
+    it is called; a number that fails it stays readable."""
+    await browser_session.goto(pages.url("codes.html"))
+    text = (await observe(browser_session)).render()
+    for secret in ["739251", "558193", "4000 0566 5566 5556"]:
+        assert secret not in text
+    for plain in [
+        'value="SAVE2026"',
+        'value="94107"',
+        'value="1Z999AA10123456784"',
+        'value="4000056655665557"',
+    ]:
+        assert plain in text

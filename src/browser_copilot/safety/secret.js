@@ -2,7 +2,8 @@
 // password input; a field drawn masked; an autocomplete token for passwords, one-time codes or card data; a name/id whose
 // tokens are exactly such a thing (`otp`, `cvv`, `card_number`...: secret_names.json); a short numeric code field
 // (inputmode numeric or type tel/number with a maxlength of 4-8, or one of a row of 1-character boxes)
-// of a form that asks for nothing else; one of a row of 3-5 short boxes that together hold a card number.
+// of a form that asks for nothing else, or that form's one short field named or labelled as a code; one of
+// a row of 3-5 short boxes that together hold a card number; a field holding a card number (Luhn).
 // Shared by the observation extractor and the in-page guard.
 (el) => {
   if (!el || (el.tagName !== 'INPUT' && el.tagName !== 'TEXTAREA')) return false;
@@ -29,13 +30,35 @@
   const auto = (el.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
   if (named || auto.some((t) => ['one-time-code', 'current-password', 'new-password', 'cc-number', 'cc-csc', 'cc-exp',
     'cc-exp-month', 'cc-exp-year'].includes(t))) return true;
+  // A card number by what it holds, whatever the field is called: 13-19 digits (spaced or dashed) that
+  // pass the card check (Luhn).
+  const digits = /^[\d \-]{13,23}$/.test(el.value || '') ? el.value.replace(/\D/g, '') : '';
+  if (digits.length >= 13 && digits.length <= 19) {
+    let sum = 0;
+    for (let i = 0; i < digits.length; i += 1) {
+      let d = Number(digits[digits.length - 1 - i]);
+      if (i % 2) { d *= 2; if (d > 9) d -= 9; }
+      sum += d;
+    }
+    if (sum % 10 === 0 && !/^(\d)\1+$/.test(digits)) return true;
+  }
   const max = Number(el.getAttribute('maxlength') || 0);
-  const numeric = ['numeric', 'decimal'].includes((el.getAttribute('inputmode') || '').toLowerCase()) || ['tel', 'number'].includes(type)
-    || /^\[?0-9\]?|\\d/.test(el.getAttribute('pattern') || '');
-  if (!numeric) return false;
   const form = el.form || el.closest('form, [role=dialog], [role=alertdialog], dialog');
   const open = (i) => !['hidden', 'submit', 'button', 'checkbox', 'radio'].includes((i.getAttribute('type') || 'text').toLowerCase());
   const inputs = form ? [...form.querySelectorAll('input')].filter(open) : [el];
+  // The one short field (4-8) of a form, named or labelled as a code and not as an ordinary one (a
+  // promo, ZIP or order code): a one-time code, also as a plain text field.
+  if (max >= 4 && max <= 8 && inputs.length === 1) {
+    const said = [...own, el.getAttribute('aria-label'), el.getAttribute('placeholder'),
+      ...[...(el.labels || [])].map((l) => l.textContent)].flatMap(split);
+    // Compounds too (`Bestätigungscode`, `Einmalcode`; `Postcode`, `Gutscheincode` are ordinary).
+    const codeWord = (w) => names.code_words.some((c) => w === c || (c.length >= 4 && w.endsWith(c)));
+    const ordinary = (w) => names.ordinary_codes.some((o) => w === o || (o.length >= 4 && w.startsWith(o)));
+    if (said.some(codeWord) && !said.some(ordinary)) return true;
+  }
+  const numeric = ['numeric', 'decimal'].includes((el.getAttribute('inputmode') || '').toLowerCase()) || ['tel', 'number'].includes(type)
+    || /^\[?0-9\]?|\\d/.test(el.getAttribute('pattern') || '');
+  if (!numeric) return false;
   // One code field (4-8 digits), or a row of 4-8 one-character boxes, and nothing else to fill.
   if (max >= 4 && max <= 8 && inputs.length === 1) return true;
   // A card number split over 3-5 boxes of 4-6 digits, one after another (other fields may stand around

@@ -377,6 +377,7 @@ async (page, config) => {
   // ----- reads and tabs the façade asks for --------------------------------------------------------
   const io = {
     deadline: config.deadline,
+    masked,
     watch: (fn) => { stop = fn; if (halted) fn(halted); },
     el,
     act,

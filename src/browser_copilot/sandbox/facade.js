@@ -46,6 +46,7 @@
     const text = JSON.stringify(v);
     return text === undefined ? undefined : JSON.parse(text);
   };
+  const readText = (v) => typeof v === 'string' || (isArray(v) && v.every((x) => typeof x === 'string'));
   const settle = async (p) => {
     try { return await p; } catch (e) { throw localError(e); }
   };
@@ -125,10 +126,16 @@
         if (state !== 'running') throw new Error(reason);
       },
         // A host promise: its value or error, while the call runs; once it stopped, neither ever comes.
+        // Text read from a page comes with every secret value the call knows masked, before the code can
+        // change it (an encoding the code makes itself would pass any later mask).
       wait: (p) => new Promise((resolve, reject) => {
         settle(p).then(
-          (v) => { if (state === 'running') resolve(v); },
-          (e) => { if (state === 'running') reject(e); },
+          (v) => { if (state === 'running') resolve(io.masked && readText(v) ? io.masked(v) : v); },
+          (e) => {
+            if (state !== 'running') return;
+            if (io.masked) e.message = io.masked(e.message);
+            reject(e);
+          },
         );
       }),
       stopped,

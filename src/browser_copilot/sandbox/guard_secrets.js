@@ -66,27 +66,136 @@
   const nameWithout = (el, from = el) => {
     if (!el.hasAttribute('aria-label') && !el.hasAttribute('aria-labelledby')) el.setAttribute('aria-label', words(from));
   };
+  // Across open shadow roots, as an accessible name is computed: a field in a component's shadow root
+  // is part of the names of the component's label, row and content too.
+  const up = (n) => n.parentElement || (n.parentNode && n.parentNode.host) || null;
+  const rootsOf = (field) => {
+    const out = [];
+    for (let n = field; n;) { const r = n.getRootNode(); out.push(r); n = r.host || null; }
+    return out;
+  };
   const unname = (field) => {
-    const label = field.closest('label');
-    if (label && label.control && label.control !== field) nameWithout(label.control, label);
-    for (let a = field.parentElement; a; a = a.parentElement) if (a.matches(NAMED_BY_CONTENT)) nameWithout(a);
-    // An element named or described by the field, or by anything holding it (its own label, its row),
-    // also the field itself: named by those elements' words instead (an input's words are none).
-    const root = field.getRootNode();
-    if (!root.querySelectorAll) return;
-    for (const other of root.querySelectorAll('[aria-labelledby], [aria-describedby]')) {
-      for (const attr of ['aria-labelledby', 'aria-describedby']) {
-        const refs = (other.getAttribute(attr) || '').split(/\s+/).filter(Boolean).map((id) => root.getElementById
-          ? root.getElementById(id) : root.querySelector(`#${CSS.escape(id)}`)).filter(Boolean);
-        if (!refs.some((r) => r === field || r.contains(field))) continue;
-        if (attr === 'aria-labelledby') other.setAttribute('aria-label', refs.map(words).join(' ').trim());
-        other.removeAttribute(attr);
+    const within = rootsOf(field).map((r) => r.host).filter(Boolean).concat([field]);
+    let labelled = false;
+    for (let a = up(field); a; a = up(a)) {
+      if (!labelled && a.tagName === 'LABEL') {
+        labelled = true;
+        if (a.control && a.control !== field) nameWithout(a.control, a);
+      }
+      if (a.matches(NAMED_BY_CONTENT)) nameWithout(a);
+    }
+    // An element named or described by the field, or by anything holding it (its own label, its row, the
+    // component it is drawn in), also the field itself: named by those elements' words instead (an
+    // input's words are none).
+    for (const root of rootsOf(field)) {
+      if (!root.querySelectorAll) continue;
+      for (const other of root.querySelectorAll('[aria-labelledby], [aria-describedby]')) {
+        for (const attr of ['aria-labelledby', 'aria-describedby']) {
+          const refs = (other.getAttribute(attr) || '').split(/\s+/).filter(Boolean).map((id) => (root.getElementById
+            ? root.getElementById(id) : root.querySelector(`#${CSS.escape(id)}`))).filter(Boolean);
+          if (!refs.some((r) => within.some((w) => r === w || r.contains(w)))) continue;
+          if (attr === 'aria-labelledby') other.setAttribute('aria-label', refs.map(words).join(' ').trim());
+          other.removeAttribute(attr);
+        }
       }
     }
   };
+
+  // While a secret field holds a value, the page's copies of it are kept out of the document: in its
+  // text (a card drawn as the number is typed, a mirror of what is typed) and its attributes (a `title`
+  // tooltip, a `data-` copy, the field's own `value` attribute a render puts back), where a read or a
+  // selector (`getByTitle(/^4/)`, `[value^="a"]`, `:has-text()`) would test it a character at a time;
+  // and it is kept out of other elements' names again after every render (a "show" box made afresh).
+  // The fields that held a value are watched from the first input the guard sees (or the first look that
+  // finds one); their shadow roots are watched too. A form control's `value` attribute is its value:
+  // only a secret field's own is taken off.
+  const held = new Set();
+  const watched = new WeakSet();
+  const heldValues = () => {
+    const out = [];
+    for (const f of held) {
+      if (!f.isConnected || !f.value) held.delete(f);
+      else if (f.value.length >= 4) out.push(f.value);
+    }
+    return out;
+  };
+  const SEP = '[\\s./\\-\\u00a0\\u2009\\u200b]?';
+  const patternOf = (v) => {
+    const digits = v.replace(/\D/g, '');
+    const body = digits.length >= 6 && digits.length * 5 >= v.length * 4
+      ? digits.split('').join(SEP) : v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return new RegExp(body, 'g');
+  };
+  const blank = (text, patterns) => {
+    let out = text;
+    for (const p of patterns) out = out.replace(p, (m) => '•'.repeat(m.length));
+    return out;
+  };
+  const FORM_VALUE = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'OPTION', 'BUTTON']);
+  const FORM_TEXT = new Set(['TEXTAREA', 'OPTION', 'SCRIPT', 'STYLE']);
+  const cleanAttributes = (el, patterns, only) => {
+    for (const name of only ? [only] : el.getAttributeNames()) {
+      if (name === 'value' && FORM_VALUE.has(el.tagName)) continue;
+      const v = el.getAttribute(name);
+      if (v === null || v.length < 4) continue;
+      const out = blank(v, patterns);
+      if (out !== v) el.setAttribute(name, out);
+    }
+  };
+  const cleanTree = (node, patterns) => {
+    if (node.nodeType === 3) {
+      if (node.parentNode && FORM_TEXT.has(node.parentNode.nodeName)) return;  // a form value (a textarea's)
+      const out = blank(node.nodeValue, patterns);
+      if (out !== node.nodeValue) node.nodeValue = out;
+      return;
+    }
+    if (node.nodeType !== 1 && node.nodeType !== 11) return;
+    if (node.nodeType === 1) cleanAttributes(node, patterns);
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.nodeType === 3) cleanTree(n, patterns);
+      else {
+        cleanAttributes(n, patterns);
+        if (n.shadowRoot) cleanTree(n.shadowRoot, patterns);
+      }
+    }
+  };
+  // The page's copy of the value in the attribute goes (a selector could test it a character at a time);
+  // the value stays, also where it was the attribute's own (a field the server filled).
+  const dropValueAttribute = (el) => {
+    const v = el.value;
+    if (v && el.type !== 'hidden' && el.getAttribute('value') === v) { el.removeAttribute('value'); if (el.value !== v) el.value = v; }
+  };
+  const keeper = new MutationObserver((records) => {
+    const values = heldValues();
+    if (!values.length) return;
+    const patterns = values.map(patternOf);
+    for (const r of records) {
+      if (r.type === 'characterData') cleanTree(r.target, patterns);
+      else if (r.type === 'attributes') cleanAttributes(r.target, patterns, r.attributeName);
+      else for (const n of r.addedNodes) cleanTree(n, patterns);
+    }
+    for (const f of held) { dropValueAttribute(f); unname(f); }
+  });
+  const OBSERVED = { subtree: true, childList: true, characterData: true, attributes: true };
+  const hold = (field) => {
+    if (!field.value) return;
+    if (!held.has(field)) {
+      held.add(field);
+      const patterns = heldValues().map(patternOf);
+      for (const root of rootsOf(field)) {
+        if (watched.has(root)) continue;
+        watched.add(root);
+        keeper.observe(root, OBSERVED);
+        cleanTree(root, patterns);  // what the page copied before the guard met it
+      }
+    }
+    dropValueAttribute(field);
+    unname(field);
+  };
   document.addEventListener('input', (e) => {
     const field = e.composedPath()[0];
-    if (field && field.value && isSecret(field)) unname(field);
+    if (field && field.value && isSecret(field)) hold(field);
   }, true);
 
   // The values of secret fields (open shadow roots included): the app masks them in whatever comes back.
@@ -108,14 +217,10 @@
       for (const el of root.querySelectorAll('*')) {
         if ((el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && isSecret(el)) {
           if (!el.hasAttribute('data-bc-secret')) el.setAttribute('data-bc-secret', '');
-          if (el.value) { found.push(el.value); unname(el); }
+          if (el.value) { found.push(el.value); hold(el); }
           let row = el.form || el.parentElement;
           while (!el.form && row && row.parentElement && row.querySelectorAll('input').length < 2) row = row.parentElement;
           if (el.maxLength >= 1 && el.maxLength <= 6 && row) rows.set(row, (rows.get(row) || '') + el.value);
-          // The page's copy of the value in the attribute goes (a selector could test it a character at a
-          // time); the value stays, also where it was the attribute's own (a field the server filled).
-          const v = el.value;
-          if (v && el.getAttribute('value') === v) { el.removeAttribute('value'); if (el.value !== v) el.value = v; }
         }
         if (el.shadowRoot) walk(el.shadowRoot);
         else if (!el.hasAttribute('data-bc-opaque') && drawsUnseen(el)) el.setAttribute('data-bc-opaque', '');
@@ -125,12 +230,15 @@
     for (const code of rows.values()) if (code.length >= 3) found.unshift(code);
     return [...found, ...revealed].slice(0, 50);
   };
-  // Before a call: every secret field holding a value is kept out of other elements' names (cheap: the
-  // fields only, not the walk `values` makes).
+  // Before a call: every secret field holding a value (open shadow roots included) is held: kept out of
+  // other elements' names and its copies out of the document (cheap: the fields only, not the walk
+  // `values` makes).
   const unnameAll = (windows) => {
-    for (const win of windows) {
-      for (const el of win.document.querySelectorAll('input, textarea')) if (el.value && isSecret(el)) unname(el);
-    }
+    const fields = (root) => {
+      for (const el of root.querySelectorAll('input, textarea')) if (el.value && isSecret(el)) hold(el);
+      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) fields(el.shadowRoot);
+    };
+    for (const win of windows) fields(win.document);
     return null;
   };
   return { isSecret, readsFrom, values, unnameAll };

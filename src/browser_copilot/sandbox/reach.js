@@ -99,9 +99,19 @@ async (page, config, guard, stopWith) => {
     return [v, JSON.stringify(v).slice(1, -1), v.replace(/[\\'"`]/g, '\\$&'), encodeURIComponent(v), b64, b64.replace(/=+$/, ''),
       utf8.toString('hex'), [...v].reverse().join(''), [...v].join(' '), [...v].join(',')].filter((x) => x.length >= 3);
   };
+  // A number (a card's, a code's) also with other separators between its digits, as pages copy it.
+  const SEP = '[\\s./\\-\\u00a0\\u2009\\u200b]?';
+  const digitsOf = (v) => {
+    const d = v.replace(/\D/g, '');
+    return d.length >= 6 && d.length * 5 >= v.length * 4 ? new RegExp(d.split('').join(SEP), 'g') : null;
+  };
   const mask = (text) => {
     let out = String(text);
-    for (const v of secrets) for (const form of variants(v)) out = out.split(form).join('<masked>');
+    for (const v of secrets) {
+      for (const form of variants(v)) out = out.split(form).join('<masked>');
+      const digits = digitsOf(v);
+      if (digits) out = out.replace(digits, '<masked>');
+    }
     return out;
   };
   const masked = (value) => {
