@@ -9,7 +9,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import pytest
 from browser_copilot.browser.launcher import LaunchedBrowser, profile_holder
 from browser_copilot.llm.tokens import count_tokens
 from tests.conftest import start_browser
-from tests.support.app import ROOT, App, app_env, launch_endpoint, run_app
+from tests.support.app import ROOT, App, app_env, launch_endpoint, main_command, run_app
 from tests.support.openai_server import ScriptedOpenAI, call, text
 from tests.support.pages import PageServer
 from tests.support.processes import alive, pids_mentioning
@@ -277,7 +276,7 @@ def run_task(
         tmp_path, browser, LLM_BASE_URL=llm.base_url, LLM_API_KEY="sk-test-123", LLM_MODEL="scripted-model"
     )
     return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "Place my order"],
+        main_command("run", "Place my order"),
         cwd=ROOT,
         env=env,
         input=stdin,
@@ -333,7 +332,7 @@ def test_run_stops_at_the_step_limit_with_exit_4_and_continues_in_the_same_tab_f
         LLM_MODEL="scripted-model",
         MAX_TOOL_STEPS="2",
     )
-    base = [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run"]
+    base = main_command("run")
     llm.script(
         call("browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('index.html')}') }}"),
         call("browser_run_code", code=f"async (page) => {{ await page.goto('{pages.url('second.html')}') }}"),

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 
 from browser_copilot.browser.launcher import LaunchedBrowser
 from browser_copilot.ui import run_output
-from tests.support.app import ROOT, app_env, run_app
+from tests.support.app import ROOT, app_env, main_command, run_app
 from tests.support.openai_server import ScriptedOpenAI, call, streamed, text
 from tests.support.pages import PageServer
 from tests.support.processes import pids_mentioning
@@ -42,7 +41,7 @@ def env_for(tmp_path: Path, browser: LaunchedBrowser, llm: ScriptedOpenAI, **ext
 
 def run(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", *args],
+        main_command("run", *args),
         cwd=ROOT,
         env=env,
         input=stdin,
@@ -233,7 +232,7 @@ def test_ctrl_c_or_sigterm_says_so_names_the_session_and_exits_with_its_code(
     gate = threading.Event()
     llm.script(streamed("Let me ", "think.", gate=gate))
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "--json", "Hi"],
+        main_command("run", "--json", "Hi"),
         cwd=ROOT,
         env=env_for(tmp_path, external_browser, llm),
         stdin=subprocess.DEVNULL,
@@ -265,7 +264,7 @@ def test_ctrl_c_while_waiting_for_an_answer_on_stdin_exits_130_at_once(
 ) -> None:
     script_an_order(llm, pages)
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", "run", "--json", "Order"],
+        main_command("run", "--json", "Order"),
         cwd=ROOT,
         env=env_for(tmp_path, external_browser, llm),
         stdin=subprocess.PIPE,  # open, and nothing comes

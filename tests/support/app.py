@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,54 @@ from tests.support.ports import free_port
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+_warm: dict[str, Any] = {}
+_warm_lock = threading.Lock()
+
+
+def _warm_socket() -> str | None:
+    """The socket of this test process's warm server (warm.py), started on first use; None when runs
+    are to be cold (`BC_TEST_COLD=1`) or the server would not start."""
+    if os.environ.get("BC_TEST_COLD"):
+        return None
+    with _warm_lock:
+        server = _warm.get("server")
+        if server is not None and server.poll() is None:
+            return str(_warm["socket"])
+        folder = Path(tempfile.mkdtemp(prefix="bc-warm-"))
+        path = folder / "s"
+        server = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.warm", str(path)],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert server.stdout is not None
+        if server.stdout.readline().strip() != "ready":
+            server.kill()
+            server.wait(10)
+            return None
+        _warm.update(server=server, socket=path)
+        atexit.register(_stop_warm, server)
+        return str(path)
+
+
+def _stop_warm(server: subprocess.Popen[str]) -> None:
+    if server.poll() is None:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def main_command(*args: str) -> list[str]:
+    """`python main.py --env-file /nonexistent/.env ARGS`, started warm when it can be (warm.py)."""
+    args = ("--env-file", "/nonexistent/.env", *args)
+    path = _warm_socket()
+    if path is None:
+        return [sys.executable, str(ROOT / "main.py"), *args]
+    return [sys.executable, "-I", "-S", str(ROOT / "tests" / "support" / "warm_client.py"), path, *args]
 
 
 def launch_endpoint() -> str:
@@ -68,9 +118,10 @@ def spawn_chat(data_dir: Path, cdp: str, llm_base_url: str, **settings: str) -> 
         **settings,
     )
     env.update({"NO_COLOR": "1", "TERM": "xterm-256color", "PYTHONFAULTHANDLER": "1"})
+    command = main_command()
     child = Chat(
-        sys.executable,
-        [str(ROOT / "main.py"), "--env-file", "/nonexistent/.env"],
+        command[0],
+        command[1:],
         cwd=str(ROOT),
         env=env,
         encoding="utf-8",
@@ -85,10 +136,12 @@ class App:
     """`python main.py ARGS` with stdin as a pipe and stdout+stderr collected on a thread."""
 
     def __init__(self, *args: str, env: dict[str, str]) -> None:
+        # The app's own PID (a worker names itself by it): a warm run's client writes it here.
+        self._pid_file = Path(tempfile.mkdtemp(prefix="bc-app-")) / "pid"
         self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", *args],
+            main_command(*args),
             cwd=ROOT,
-            env=env,
+            env={**env, "BC_WARM_PID_FILE": str(self._pid_file)},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -99,6 +152,17 @@ class App:
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._pump, daemon=True)
         self._thread.start()
+
+    @property
+    def pid(self) -> int:
+        """The app's own process id (with a warm start, not the client's: warm.py)."""
+        if not any(str(part).endswith("warm_client.py") for part in self.process.args):  # type: ignore[union-attr]
+            return self.process.pid
+        return int(
+            wait_until(
+                lambda: self._pid_file.exists() and self._pid_file.read_text(), timeout=30, what="the pid"
+            )
+        )
 
     def _pump(self) -> None:
         assert self.process.stdout is not None
@@ -160,7 +224,7 @@ def stop_apps(apps: list[App], timeout: float = 60.0) -> None:
 
 def run_app(*args: str, env: dict[str, str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "main.py"), "--env-file", "/nonexistent/.env", *args],
+        main_command(*args),
         cwd=ROOT,
         env=env,
         capture_output=True,

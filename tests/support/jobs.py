@@ -162,7 +162,7 @@ def wait_for_outcomes(db: str, count: int, workers: list[App], timeout: float = 
                 worker.process.send_signal(signal.SIGUSR1)
                 with contextlib.suppress(AssertionError):
                     worker.wait_for(" tasks of process ", timeout=10)
-        printed = "\n".join(f"--- worker {w.process.pid} ---\n{w.output[-8000:]}" for w in workers)
+        printed = "\n".join(f"--- worker {w.pid} ---\n{w.output[-8000:]}" for w in workers)
         records = "\n".join(map(str, rows))
         raise AssertionError(f"{exc}\n--- the queue's records ---\n{records}\n{printed}") from None
 

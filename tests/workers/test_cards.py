@@ -74,7 +74,7 @@ def test_a_worker_killed_during_an_allowed_action_leaves_it_done_once_and_anothe
         detach(env, "/yes", "--session", session)
         wait_until(lambda: site.received("POST", "/delete") == 1, timeout=120, what="the allowed POST")
         taker = records_of(postgres_url, session, "job")[-1]["worker"]
-        (victim,) = [w for w in workers if taker.endswith(f"-{w.process.pid}")]
+        (victim,) = [w for w in workers if taker.endswith(f"-{w.pid}")]
         os.kill(victim.process.pid, signal.SIGKILL)
         victim.wait(30)
         site.release.set()  # the site answers now; the worker that sent it is gone

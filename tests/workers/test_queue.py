@@ -96,14 +96,14 @@ def test_a_stopped_worker_gives_its_running_job_back_and_another_worker_continue
         first.process.terminate()
         assert first.wait(60) == 143, first.output  # no new job; the running one given back
         released = records_of(postgres_url, session, "job")[1]
-        assert released == {"state": "released", "worker": f"{socket.gethostname()}-{first.process.pid}"}
+        assert released == {"state": "released", "worker": f"{socket.gethostname()}-{first.pid}"}
         model.holds[job].set()
         wait_until(lambda: session in outcomes_of(postgres_url), timeout=120, what="the end")
         assert outcomes_of(postgres_url)[session]["text"] == "Done after a restart."
         records = records_of(postgres_url, session, "job")
         assert [r["state"] for r in records] == ["taken", "released", "taken"], records
         assert [r["takes"] for r in records if r["state"] == "taken"] == [1, 2]
-        assert records[2]["worker"] == f"{socket.gethostname()}-{second.process.pid}"
+        assert records[2]["worker"] == f"{socket.gethostname()}-{second.pid}"
         # Continued from its checkpoint, not run anew: the task was said once, the page opened by one call.
         last = model.asked[job][-1]["messages"]
         assert sum(1 for m in last if m["role"] == "user" and m["content"] == f"Open the page [{job}]") == 1
