@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from browser_copilot.safety.addresses import squash, url_commits
+from browser_copilot.safety.addresses import request_commits, squash, url_commits
 from browser_copilot.safety.classifier import classify_lines, lexicon
 
 ADDRESSES = [
@@ -52,6 +52,11 @@ ADDRESSES = [
     "",
     "/",
     "?confirm=1",
+    "/api/newsletter/abmelden?id=7",
+    "/api/compte/supprimer",
+    "/api/%E4%BC%9A%E5%93%A1/%E9%80%80%E4%BC%9A",
+    "/api/orders/7/cancel%252Ejson",
+    "/es/ayuda/como-cancelar-un-pedido",
 ]
 
 
@@ -104,3 +109,61 @@ def test_an_approved_category_covers_its_family_and_nothing_else() -> None:
     assert not together("order", "delete") and not together("send", "publish") and not together("pay", "send")
     assert together(None, "delete")  # a card that named no category covers what it sets off, as before
     assert together("unknown", "delete")  # nor does one the tables do not know narrow it
+
+
+MULTIPART = (
+    '--b\r\nContent-Disposition: form-data; name="operations"\r\n\r\n'
+    '{"query": "mutation ($f: Upload!) { deleteAccount(f: $f) }"}\r\n--b--\r\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "content_type", "category"),
+    [
+        ("POST", "mutation { deleteAccount }", "application/graphql", "delete"),
+        (
+            "POST",
+            '{"query": "# x\\nfragment F on O { id }\\nmutation { t { ok } a: cancelOrder(id: 1) { ...F } }"}',  # noqa: E501
+            "application/json",
+            "cancel",
+        ),
+        (
+            "POST",
+            '[{"query": "query { me }"}, {"query": "mutation { placeOrder { id } }"}]',
+            "application/json",
+            "order",
+        ),
+        ("POST", MULTIPART, "multipart/form-data; boundary=b", "delete"),
+        (
+            "POST",
+            '<?xml version="1.0"?><methodCall><methodName>wp.deletePost</methodName></methodCall>',
+            "text/xml",
+            "delete",
+        ),
+        (
+            "POST",
+            "<s:Envelope><s:Body><CancelOrder><id>7</id></CancelOrder></s:Body></s:Envelope>",
+            "text/xml",
+            "cancel",
+        ),
+        (
+            "POST",
+            "<s:Envelope><s:Body><Get/></s:Body></s:Envelope>",
+            'text/xml; action="urn:CancelOrder"',
+            "cancel",
+        ),
+        ("POST", "order[action]=cancel&order[id]=7", "application/x-www-form-urlencoded", "cancel"),
+        ("POST", '{"order": {"action": "cancel"}}', "application/json", "cancel"),
+        ("PATCH", "order[status]=cancelled", "application/x-www-form-urlencoded", "cancel"),
+        ("PATCH", '{"post": {"state": "published"}}', "application/json", "publish"),
+        ("POST", '{"method": "orders.cancel", "id": 1}', "text/plain", "cancel"),
+        ("POST", '{"query": "query { orders { id } }"}', "application/json", None),
+        ("POST", "<s:Envelope><s:Body><GetOrders/></s:Body></s:Envelope>", "text/xml", None),
+        ("PATCH", "order[status]=shipped&note=cancelled+later", "application/x-www-form-urlencoded", None),
+    ],
+)
+def test_a_body_names_its_action_however_it_is_written(
+    method: str, body: str, content_type: str, category: str | None
+) -> None:
+    found = request_commits(method, "https://shop.example/api/x", body, content_type)
+    assert (found[0] if found else None) == category, found

@@ -110,9 +110,11 @@ def site_watched(pages: Pages, prefix: str) -> tuple[Any, Any]:
             yield recorded
 
     @pytest.fixture(autouse=True)
-    def clean(site: Site) -> Iterator[None]:
+    def clean(site: Site, request: pytest.FixtureRequest) -> Iterator[None]:
         site.requests.clear()
         yield
+        if request.node.get_closest_marker("xfail"):  # an expected failure: its own assertion says it
+            return
         found = reached(site, prefix)
         assert not found, f"a request reached the site without a card: {found}"
 

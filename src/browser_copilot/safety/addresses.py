@@ -47,13 +47,16 @@ def segment(text: str) -> str:
 
 
 def _decoded(text: str) -> str:
-    """`decodeURIComponent`, keeping the text as it is when it does not decode (as the page does)."""
-    if "%" not in text:
-        return text
-    try:
-        return unquote_to_bytes(text).decode("utf-8")
-    except UnicodeDecodeError:
-        return text
+    """`decodeURIComponent` until nothing more decodes (a server or a proxy in front of it may decode
+    twice: `cancel%252Ejson`), keeping the text as it is where it does not decode (as the page does)."""
+    for _ in range(3):
+        if "%" not in text:
+            break
+        try:
+            text = unquote_to_bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            break
+    return text
 
 
 def squash(text: str) -> str:
@@ -95,12 +98,47 @@ def url_commits(url: str) -> tuple[str, str] | None:
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+", re.UNICODE)
 _MUTATION = re.compile(r"\bmutation\b\s*(\w+)?[^{]*\{", re.IGNORECASE)
-_FIELD = re.compile(r"(?:\w+\s*:\s*)?(\w+)\s*[({]")
-"""A GraphQL selection's field (its alias skipped): `cancelOrder(`, `result: cancelOrder {`."""
+_GRAPHQL_TOKEN = re.compile(r'"""[\s\S]*?"""|"(?:\\.|[^"\\])*"|#[^\n]*|\.\.\.|[{}():]|[_A-Za-z]\w*|[^\s,]')
 _PART = re.compile(
-    r'(?i)content-disposition:\s*form-data;\s*name="([^"]{1,100})"\r?\n(?:[^\r\n]+\r?\n)*\r?\n([^\r\n]{0,200})'
+    r'(?i)content-disposition:\s*form-data;\s*name="([^"]{1,100})"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n'
 )
-"""A part of a multipart form: its name and the first line of its value."""
+"""The head of a part of a multipart form: its name (its value runs to the next boundary)."""
+_XML_METHOD = re.compile(r"<(?:\w+:)?methodName>\s*([^<\s]{1,100})\s*<", re.IGNORECASE)
+_XML_BODY = re.compile(r"<(?:\w+:)?Body\b[^>]*>\s*<(?:\w+:)?([\w.-]{1,100})", re.IGNORECASE)
+_XML_ROOT = re.compile(r"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--[\s\S]*?-->\s*)*<(?:\w+:)?([\w.-]{1,100})")
+_TYPE_ACTION = re.compile(r'(?i);\s*action="?([^";]{1,200})')
+_BRACKETS = re.compile(r"\[([^\]]*)\]")
+
+
+def _mutation_fields(query: str) -> list[str]:
+    """A GraphQL document's mutations: each one's name and every field of its selection, with or without
+    arguments or a selection of their own (aliases, fragments' spreads, strings and comments skipped)."""
+    found: list[str] = []
+    for match in _MUTATION.finditer(query):
+        found += [match.group(1)] if match.group(1) else []
+        depth, parens, skip_name = 1, 0, False
+        tokens = _GRAPHQL_TOKEN.findall(query, match.end())
+        for i, token in enumerate(tokens):
+            if token == "{":
+                depth += 1
+            elif token == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif token == "(":
+                parens += 1
+            elif token == ")":
+                parens -= 1
+            elif token == "...":
+                skip_name = True
+            elif depth == 1 and parens == 0 and (token[0].isalpha() or token[0] == "_"):
+                if skip_name or token == "on":
+                    skip_name = token == "on"
+                    continue
+                if i + 1 < len(tokens) and tokens[i + 1] == ":":
+                    continue  # an alias: the field follows
+                found.append(token)
+    return found
 
 
 _Tables = tuple[dict[str, str], dict[str, str], frozenset[str], frozenset[str], frozenset[str]]
@@ -149,34 +187,84 @@ def _phrase(text: str, *, alone_noun: bool) -> str | None:
 
 
 def _body_actions(body: str, content_type: str) -> list[str]:
-    """The action names a request body carries: the values of its action keys (a form or JSON), a
-    GraphQL mutation's name and first field."""
-    _, _, _, keys, _ = _request_tables()
-    found: list[str] = []
-    text = body[:20_000]
-    pairs: list[tuple[str, object]] = []
-    if "json" in content_type or text.lstrip().startswith(("{", "[")):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        items = data if isinstance(data, list) else [data]
-        for item in items[:20]:
-            if isinstance(item, dict):
-                pairs += list(item.items())
-                query = item.get("query")
-                if isinstance(query, str):
-                    for match in _MUTATION.finditer(query):
-                        found += [match.group(1)] if match.group(1) else []
-                        found += _FIELD.findall(query, match.end())
-    elif "multipart/form-data" in content_type or _PART.search(text):
-        pairs += [(m.group(1), m.group(2)) for m in _PART.finditer(text)]
-    elif "=" in text:
-        pairs += parse_qsl(text, keep_blank_values=True)
-    for key, value in pairs:
-        if squash(str(key)) in keys and isinstance(value, str):
-            found.append(value)
+    """The action names a request body carries, however it is written: the values of its action keys
+    at any depth (a form, its nested keys `order[action]`, JSON, the parts of a multipart body, a JSON
+    part such as an upload's `operations`), a state it sets (`status=cancelled`), a GraphQL mutation's
+    name and fields (in JSON or as `application/graphql`), an XML-RPC `methodName`, a SOAP call's
+    operation (its body's first element, or its action in the header or the type)."""
+    named = _TYPE_ACTION.search(content_type)
+    found: list[str] = [re.split(r"[/:#]", named.group(1))[-1]] if named else []  # a URI: its last part
+    _read_piece(body[:20_000].lstrip("\ufeff"), content_type, found, 0)
     return found
+
+
+def _read_piece(text: str, content_type: str, found: list[str], depth: int) -> None:
+    stripped = text.lstrip()
+    if depth > 3 or not stripped:
+        return
+    if "graphql" in content_type or stripped.startswith(("mutation", "fragment", "#")):
+        found += _mutation_fields(text)
+        return
+    if "json" in content_type or stripped.startswith(("{", "[")):
+        try:
+            _read_json(json.loads(stripped), found, depth)
+            return
+        except ValueError:
+            pass
+    if stripped.startswith("<"):
+        found += [m.group(1) for m in (_XML_METHOD.search(text), _XML_BODY.search(text)) if m]
+        root = _XML_ROOT.match(text)
+        if root and root.group(1).lower() not in ("envelope", "methodcall", "html"):
+            found.append(root.group(1))
+        return
+    parts = list(_PART.finditer(text))
+    if parts:
+        for i, head in enumerate(parts[:50]):
+            end = parts[i + 1].start() if i + 1 < len(parts) else len(text)
+            value = re.sub(r"\r?\n--[^\r\n]*\s*$", "", text[head.end() : end])
+            _read_pair(head.group(1), value, found, depth)
+        return
+    if "=" in text:
+        for key, value in parse_qsl(text, keep_blank_values=True)[:200]:
+            _read_pair(key, value, found, depth)
+
+
+def _read_pair(key: str, value: object, found: list[str], depth: int) -> None:
+    """One key and its value: an action key's value, a state key's committing state, a key of nested
+    form names (`order[action]`: `action`), a value that is itself JSON or GraphQL."""
+    _, _, _, keys, _ = _request_tables()
+    names = [squash(n) for n in [key, *_BRACKETS.findall(key)] if squash(n)]
+    if isinstance(value, str):
+        if any(n in keys for n in names):
+            found.append(value)
+        elif any(n in _STATE_KEYS for n in names) and squash(value) in _states():
+            found.append(_states()[squash(value)])
+        elif squash(key) == "query":
+            _read_piece(value, "graphql", found, depth + 1)
+        elif value.lstrip().startswith(("{", "[", "mutation")) or squash(key) == "operations":
+            _read_piece(value, "", found, depth + 1)
+    elif isinstance(value, (dict, list)):
+        _read_json(value, found, depth + 1)
+
+
+def _read_json(data: object, found: list[str], depth: int) -> None:
+    if depth > 6:
+        return
+    if isinstance(data, list):
+        for item in data[:50]:
+            _read_json(item, found, depth + 1)
+    elif isinstance(data, dict):
+        for key, value in list(data.items())[:200]:
+            _read_pair(str(key), value, found, depth)
+
+
+_STATE_KEYS = frozenset({"status", "state"})
+
+
+@cache
+def _states() -> dict[str, str]:
+    """A state a write sets that commits (`cancelled`, `deleted`, `published`): the verb it is of."""
+    return {squash(k): v for k, v in (lexicon().get("request_states") or {}).items()}
 
 
 def request_commits(method: str, url: str, body: str = "", content_type: str = "") -> tuple[str, str] | None:

@@ -209,7 +209,9 @@
   // A path segment as the server routes it: no `;params`, no format suffix (addresses.py `segment`).
   const segment = (text) => {
     let base = text;
-    try { base = decodeURIComponent(text); } catch (e) { /* kept as it is, as squash does */ }
+    for (let i = 0; i < 3 && base.includes('%'); i += 1) {
+      try { base = decodeURIComponent(base); } catch (e) { break; /* kept as it is, as squash does */ }
+    }
     base = base.split(';')[0];
     const dot = base.lastIndexOf('.');
     return dot > 0 && URL_FORMATS.has(base.slice(dot + 1).toLowerCase()) ? base.slice(0, dot) : base;

@@ -111,11 +111,17 @@
     return { ...facts, tag: 'button', role: 'button', type: 'submit', name: F.headingOf(control) || clean(control.getAttribute('aria-label'), 80) };
   };
 
-  // A choice in a select that stands alone (no form button or button beside it to press after): the
-  // option chosen is the control (a bulk-action menu that acts when it changes). Matched as Playwright
-  // matches: a string is a value or a label; else { value | label | index }.
+  // A field whose form a button sends: what it holds is the form's, sent by that button. A choice, a box
+  // or a radio with none (a settings page that saves at once, a bulk menu that acts when it changes,
+  // whatever buttons stand beside it) acts by itself.
+  const formState = (el) => {
+    const form = el.form || el.closest('form');
+    return !!(form && defaultButton(form));
+  };
+  // A choice in a select that acts by itself: the option chosen is the control (a bulk-action menu).
+  // Matched as Playwright matches: a string is a value or a label; else { value | label | index }.
   const choice = (select, values) => {
-    if (!select || select.tagName !== 'SELECT' || !Array.isArray(values) || sendControl(select)) return null;
+    if (!select || select.tagName !== 'SELECT' || !Array.isArray(values) || formState(select)) return null;
     const options = [...select.options];
     const match = (v) => options.find((o, i) => (typeof v === 'string' ? o.value === v || o.label === v || o.text.trim() === v
       : !!v && ((v.value !== undefined && o.value === v.value) || (v.label !== undefined && o.label === v.label)

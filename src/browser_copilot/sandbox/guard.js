@@ -182,6 +182,16 @@
       .map((a) => ` ${a}="${clean(el.getAttribute(a), 40)}"`).join('');
     return `<${tag}${attrs}>…</${tag}>`;
   };
+  const TICKS = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
+  const CHOOSING_KEYS = new Set(['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
+  const INPUT_TYPE = (el) => (el.tagName === 'INPUT' ? (el.getAttribute('type') || 'text').toLowerCase() : '');
+  const TOGGLE_STATES = __TOGGLE_STATES__;
+  const stateOf = (name) => {
+    const text = String(name || '').toLowerCase();
+    const found = text.split(/[^\p{L}\p{N}]+/u).find((w) => TOGGLE_STATES[w])
+      || Object.keys(TOGGLE_STATES).find((k) => /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/.test(k) && text.includes(k));
+    return found ? TOGGLE_STATES[found] : null;
+  };
   const judge = (args, at, kind) => {
     const key = args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : '');
     const control = kind === 'press' || kind === 'drag' ? pressed(at) : kind === 'drop' ? dropped(at)
@@ -204,9 +214,18 @@
       facts.opaque = true;
     }
     facts.input = kind;
+    // A box, radio or switch that no form's button sends acts when it changes (a setting saved at once,
+    // a post published, a plan cancelled): held when its words name a committing action as a button's
+    // would ("Cancel my subscription") or the state it turns on commits ("Published"). Words that only
+    // might (a plan's price) leave it a choice.
+    const toggle = (TICKS.has(INPUT_TYPE(control)) || TICKS.has(control.getAttribute('role') || '')) && !formState(control);
     // A drop names no action of its own: what it does (files the item, deletes it, moves a task on) is
     // the page's, and the zone's words ("Trash", "Done") say where, not what. It is looked at closer.
-    const named = classify(facts);
+    let named = classify(facts);
+    const asButton = toggle ? classify({ ...facts, tag: 'button', role: 'button', type: 'button' }) : null;
+    const state = toggle && !(asButton.destructive && !asButton.judge) ? stateOf(facts.name) : null;
+    if (asButton && asButton.destructive && !asButton.judge) named = asButton;
+    else if (state) named = { destructive: true, judge: false, category: state, reason: `a switch that makes it "${clean(facts.name, 60)}" as it changes` };
     const verdict = kind === 'drop' && !named.destructive
       ? { ...named, judge: true, reason: `a drop onto "${String(facts.name || '').slice(0, 60)}": what it does is the page's` } : named;
     // The consent banner's least choice is not the judge's to look at (its words are still the rules':
@@ -268,6 +287,11 @@
     // with selectOption, which the guard judges by the option chosen. Tab and Escape only leave it.
     if ((args.kind === 'key' || args.kind === 'type') && at.tagName === 'SELECT' && !['Tab', 'Escape'].includes(keyName(args.key || ''))) {
       return { refused: "Keys in a drop-down list choose its options: use selectOption('…') on it instead; nothing was done." };
+    }
+    // So do the arrow keys in a group of radio buttons (or a listbox): each moves the choice.
+    if ((args.kind === 'key' || args.kind === 'type') && CHOOSING_KEYS.has(keyName(args.key || ''))
+      && (INPUT_TYPE(at) === 'radio' || closestDeep(at, '[role=radio], [role=radiogroup], [role=listbox], [role=option]'))) {
+      return { refused: 'Arrow keys in a group of options choose another one: use check() or click() on the option instead; nothing was done.' };
     }
     const form = sentForm(args.kind, at, args.key || (/[\r\n]/.test(args.text || '') ? 'Enter' : ''));
     if (form && emptySecret(form)) return { secret: true, empty: true };

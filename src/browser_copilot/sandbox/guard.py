@@ -42,6 +42,7 @@ def guard_template() -> str:
         .replace("__POLICY__", policy_template())
         .replace("__SECRETS__", script_source("browser_copilot.sandbox", "guard_secrets.js").strip())
         .replace("__IS_SECRET__", secret_source())
+        .replace("__TOGGLE_STATES__", json.dumps(lexicon().get("toggle_states") or {}, ensure_ascii=False))
     )
 
 

@@ -38,14 +38,23 @@ _OVERRIDES = ("x-http-method-override", "x-http-method", "x-method-override")
 def _method(request: dict[str, Any]) -> str:
     """The method a request asks the server for: its own, or for a POST the one a method override names,
     in a header (`X-HTTP-Method-Override: DELETE`) or the query (`?_method=DELETE`), as Rails, Laravel
-    and Express honour them (one in the body is read with the body's actions)."""
+    and Express honour them (one in the body is read with the body's actions). Frameworks differ in which
+    they read (the header or the query, the first value or the last): every one named counts, and the one
+    that commits most is the method."""
     method = str(request.get("method") or "GET").upper()
     if method != "POST":
         return method
     headers = {str(k).lower(): str(v) for k, v in (request.get("headers") or {}).items()}
-    query = dict(parse_qsl(urlsplit(str(request.get("url") or "")).query))
-    named = next((headers[h] for h in _OVERRIDES if h in headers), query.get("_method", "")).strip().upper()
-    return named if named.isalpha() else method
+    named = [item for h in _OVERRIDES if h in headers for item in headers[h].split(",")]
+    named += [
+        v for k, v in parse_qsl(urlsplit(str(request.get("url") or "")).query) if k.lower() == "_method"
+    ]
+    methods = {m.strip().upper() for m in named if m.strip().isalpha()}
+    return next((m for m in _BY_WEIGHT if m in methods), method)
+
+
+_BY_WEIGHT = ("DELETE", "PUT", "PATCH", "POST")
+"""Methods by what they may change: a DELETE named anywhere is a DELETE."""
 
 
 class RequestGate(TargetWatch):
@@ -215,7 +224,13 @@ class RequestGate(TargetWatch):
                 with contextlib.suppress(ValueError, TypeError):
                     parts.append(base64.b64decode(str(entry.get("bytes") or "")).decode("utf-8", "replace"))
             body = "".join(parts)
-        return body, headers.get("content-type", "")
+        # A body in UTF-16 (a charset the server decodes) reads as its letters with NULs between them.
+        content_type = headers.get("content-type", "")
+        if headers.get("soapaction", "").strip(
+            '" '
+        ):  # SOAP 1.1 names the action in a header, 1.2 in the type
+            content_type += f'; action="{headers["soapaction"].strip(chr(34) + " ")}"'
+        return body.lstrip("\ufeff\ufffe").replace("\x00", ""), content_type
 
     def _window_tab(self, target: Target) -> str:
         """The tab whose input's window covers the requests of `target`: its own tab's; for a tab an input
