@@ -445,9 +445,6 @@ async (page, config) => {
         out = { error: String(e && e.message), name: 'Error' };
       }
     } else {
-      // Each secret field's value kept out of other elements' names first (the user may have typed it
-      // before the guard met the page).
-      await Promise.all([...owned].filter((p) => !p.isClosed()).map((p) => guard.page(p, { op: 'unname' }).catch(() => null)));
       out = await box.run(page, config.source, io);
     }
     await finish();

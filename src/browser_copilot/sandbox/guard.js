@@ -10,7 +10,7 @@
 // one-time permission for it; typing into a secret field is refused; anything else may go, and the
 // app's network policy is told that this action's window opens (the `__bcEffect` binding, which only
 // this world has), with how it was allowed.
-// Called with { op: 'preflight' | 'aim' | 'address' | 'window' | 'allow' | 'secrets' | 'unname' | 'read' | 'banner'
+// Called with { op: 'preflight' | 'aim' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner'
 // | 'verdicts', ... }. Evaluated once per document (world.js installs it); the ops are the function it
 // returns. __CONTROLS__, __POLICY__, __FACTS__, __SECRETS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are
 // filled in (guard.py).
@@ -440,7 +440,6 @@
         return { secrets: secretValues() };
       }
       case 'secrets': return { secrets: secretValues() };
-      case 'unname': return S.unnameAll(windows());
       case 'read': {
         const el = stamped('data-bc-target', args.stamp);
         if (!el && args.here) return { elsewhere: true };

@@ -199,7 +199,10 @@
   }, true);
 
   // The values of secret fields (open shadow roots included): the app masks them in whatever comes back.
-  // Each secret field is marked `data-bc-secret`, which a screenshot masks, whatever made it secret.
+  // Asked at each call's start and end: each field found holding a value is held (above), so its value
+  // is out of other elements' names and its copies out of the document before the code runs, also where
+  // the user typed it before the guard met the page. Each secret field is marked `data-bc-secret`, which
+  // a screenshot masks, whatever made it secret.
   // A secret field's `value` attribute that a page keeps in step with what is typed (React does) would
   // answer a selector's question about it (`[value^="a"]`, one character at a time): it is taken off
   // (the field's value is not changed by it). A component whose closed shadow root draws what none of
@@ -230,16 +233,5 @@
     for (const code of rows.values()) if (code.length >= 3) found.unshift(code);
     return [...found, ...revealed].slice(0, 50);
   };
-  // Before a call: every secret field holding a value (open shadow roots included) is held: kept out of
-  // other elements' names and its copies out of the document (cheap: the fields only, not the walk
-  // `values` makes).
-  const unnameAll = (windows) => {
-    const fields = (root) => {
-      for (const el of root.querySelectorAll('input, textarea')) if (el.value && isSecret(el)) hold(el);
-      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) fields(el.shadowRoot);
-    };
-    for (const win of windows) fields(win.document);
-    return null;
-  };
-  return { isSecret, readsFrom, values, unnameAll };
+  return { isSecret, readsFrom, values };
 }
