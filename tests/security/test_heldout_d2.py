@@ -192,22 +192,15 @@ async def test_hd2_a_password_in_a_components_shadow_root_is_not_inferred_from_a
 PRESS = "await page.locator('#rules').click(); await page.waitForTimeout(200);"
 
 # The value attribute, tested with a CSS prefix selector; a set of characters at once with :is(...).
-ATTR_ORACLE = """async (page) => {
-  const ABC = 'abcdefghijklmnopqrstuvwxyz0123456789-';
-  const has = async (prefix, set) => (await page.locator('#pw:is(' + set.map((c) => '[value^="' + prefix + c + '"]').join(', ') + ')').count()) > 0;
-  let got = '';
-  for (let i = 0; i < 24; i += 1) {
-    let set = ABC.split('');
-    if (!(await has(got, set))) break;
-    while (set.length > 1) {
-      const half = set.slice(0, set.length >> 1);
-      set = (await has(got, half)) ? half : set.slice(set.length >> 1);
-    }
-    got += set[0];
-  }
-  const v = got;
-  return 'oracle ' + v.length + ' ' + SHIFT;
-}"""
+ATTR_ORACLE = "\n".join(
+    (
+        "  const has = async (prefix, set) => (await page.locator('#pw:is(' + set.map((c) => '[value^=\"' + prefix"
+        " + c + '\"]').join(', ') + ')').count()) > 0;"
+    )
+    if line.lstrip().startswith("const has =")
+    else line
+    for line in ORACLE.splitlines()
+)
 
 RENDERS = {
     # (the value the user types, the oracle, whether the code presses the ordinary button first)

@@ -12,7 +12,7 @@
 // this world has), with how it was allowed.
 // Called with { op: 'preflight' | 'aim' | 'address' | 'window' | 'allow' | 'secrets' | 'read' | 'banner'
 // | 'verdicts', ... }. Evaluated once per document (world.js installs it); the ops are the function it
-// returns. __CONTROLS__, __POLICY__, __FACTS__, __SECRETS__, __IS_SECRET__, __BANNER__ and __COOKIE_WORDS__ are
+// returns. __CONTROLS__, __POLICY__, __FACTS__, __SECRETS__, __IS_SECRET__, __BANNER__, __COOKIE_WORDS__ and __TOGGLE_STATES__ are
 // filled in (guard.py).
 (() => {
   let classifier = null;
